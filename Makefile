@@ -1,0 +1,46 @@
+# The two commands of the README: `make run` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+PYTEST_ARGS ?=
+
+.PHONY: install dev run test lint typecheck bench-engine clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# Stamp files make the installs re-run only when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(PY)
+	$(PIP) install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+dev: $(VENV)/.installed-dev
+
+# The server arrives with issue #3; until then `make run` plays a demo game between bots.
+run: install
+	$(PY) -m dos_engine demo
+
+lint: dev
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+typecheck: dev
+	$(PY) -m mypy
+
+test: dev
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+	$(PY) -m pytest -n auto $(PYTEST_ARGS)
+
+bench-engine: install
+	$(PY) bench/engine.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

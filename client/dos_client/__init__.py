@@ -1,0 +1,1 @@
+"""dos_client: the `dos-client` command (issue #4). Not built yet."""

@@ -1,0 +1,44 @@
+"""Errors raised by the engine. All are ``ValueError`` subclasses whose message a player can act on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dos_engine.actions import Action
+
+
+class DosError(ValueError):
+    """Base class of every error the engine raises on purpose."""
+
+
+class InvalidActionError(DosError):
+    """The text is not an action in the notation (a syntax error)."""
+
+
+class IllegalActionError(DosError):
+    """The action is well-formed but the rules forbid it now.
+
+    ``rule`` is the RULES.md section that forbids it (for example ``"3.7"``), or ``None`` for
+    conditions that are not a rule of the card game (the game is over, say).
+    """
+
+    def __init__(self, message: str, rule: str | None = None) -> None:
+        self.rule = rule
+        self.detail = message
+        super().__init__(f"{message} (rule {rule})" if rule else message)
+
+
+class NotYourTurnError(IllegalActionError):
+    """A seat tried to act while it is another seat's turn."""
+
+
+class AmbiguousActionError(DosError):
+    """Shorthand that fits more than one legal action; ``candidates`` lists them."""
+
+    def __init__(self, text: str, candidates: Sequence[Action]) -> None:
+        self.text = text
+        self.candidates = tuple(candidates)
+        listed = ", ".join(a.text() for a in self.candidates)
+        super().__init__(f"{text!r} could mean any of: {listed}. Say which one.")

@@ -1,0 +1,1247 @@
+"""The state of a game of DOS and the rules that move it (RULES.md 2-6).
+
+``Game`` holds the whole truth, including the draw pile's order; ``game.view(seat)`` is the only
+way data leaves it for a player. ``play`` validates an action, applies it and returns the events
+it caused. A game is a function of (players, seed, options, actions): see ``dos_engine.record``.
+
+Turn structure, as the engine models it (one action at a time):
+
+* start of turn: match (3.1-3.3) or draw (3.6); after a match: more matches on other CR cards,
+  or ``end``. No draw after a match (3.7).
+* after a draw: with ``after_draw="drawn_card"`` one match that uses the drawn card, otherwise
+  ``add`` a card; with ``"any"`` any matches (one per CR card), otherwise ``add``.
+* ``end``: matched CR cards go to discard (4.1), the CR is refilled to two (4.2); if colour
+  bonuses were earned the player then places up to that many cards (``place``, 4.3) and says
+  ``end`` again, or stops being asked once every bonus card is placed.
+* The turn also ends by itself whenever ``end`` is the only action left to its player (after an
+  ``add``, after the one match a drawn card allows, when the hand is empty...), so nobody has to
+  type an ``end`` that could not be anything else. With ``dos_call`` on, ``dos`` (and ``catch``)
+  keep the turn open until the player says ``end``.
+* [decided] A card added after a draw (3.6) goes to the CR at once; since nothing can be matched
+  after an add and piles cannot grow during a turn, this equals placing it at the end (3.3).
+* [decided] Declarations of wild cards (1.3-1.6) are made by the engine, so that a colour bonus
+  is earned whenever the cards allow one; ``Game.declare`` says what was declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from dos_engine.actions import (
+    CALL_DOS,
+    DRAW,
+    END,
+    Action,
+    Add,
+    CallDos,
+    Catch,
+    Draw,
+    End,
+    Match,
+    Place,
+)
+from dos_engine.cards import (
+    ALL_CARDS,
+    DECK_SIZE,
+    Card,
+    CardKind,
+    Colour,
+    new_deck,
+)
+from dos_engine.errors import DosError, IllegalActionError, NotYourTurnError
+from dos_engine.events import Event, EventKind
+from dos_engine.options import Options
+from dos_engine.rng import derive_key, round_seed, seed_commitment, shuffle
+
+SCHEMA_VERSION = 1
+HAND_SIZE = 7
+MIN_PLAYERS = 2
+MAX_PLAYERS = 4
+
+_ADD = {card: Add(card) for card in ALL_CARDS}
+_PLACE = {card: Place(card) for card in ALL_CARDS}
+
+
+class InvalidStateError(DosError):
+    """A serialized state that is malformed or breaks an invariant (RULES.md 7)."""
+
+
+class Bonus(StrEnum):
+    NONE = "none"
+    SINGLE_COLOUR = "single_colour"  # 3.5: place one card at the end of the turn
+    DOUBLE_COLOUR = "double_colour"  # 3.5: others draw one now, place one card at the end
+
+
+class Phase(StrEnum):
+    """Where the current player is in their turn (what kind of action comes next)."""
+
+    START = "start"  # may match or draw
+    MATCHING = "matching"  # has matched: may match other CR cards or end
+    DRAWN = "drawn"  # has drawn: may match as 3.6 allows, or must add a card
+    BONUS = "bonus"  # turn's matching is over: may place bonus cards, then end
+    OVER = "over"  # the game is over
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """What the wild cards of a match were declared as, and the bonus it earns (1.3-1.6, 3.5)."""
+
+    target_number: int
+    target_colour: Colour
+    numbers: tuple[int, ...]
+    colours: tuple[Colour, ...]
+    bonus: Bonus
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target_number": self.target_number,
+            "target_colour": self.target_colour.letter,
+            "numbers": list(self.numbers),
+            "colours": [colour.letter for colour in self.colours],
+            "bonus": self.bonus.value,
+        }
+
+
+def _number_choices(card: Card, declared: int | None = None) -> Sequence[int]:
+    if card.number is not None:
+        return (card.number,)
+    return (declared,) if declared is not None else range(1, 11)
+
+
+def declare_match(
+    target: Card,
+    cards: Sequence[Card],
+    target_number: int | None = None,
+    numbers: Sequence[int | None] | None = None,
+    target_colour: Colour | None = None,
+    colours: Sequence[Colour | None] | None = None,
+) -> Declaration | None:
+    """The canonical declaration that makes ``cards`` match ``target``, or None if none does.
+
+    Optional arguments pin declarations the player made (they must fit the card: only a Wild #
+    takes a number, only a Wild DOS a colour). Numbers are the smallest that work; colours are
+    chosen to earn a colour bonus when the printed colours allow it (3.5).
+    """
+    pinned = list(numbers) if numbers is not None else [None] * len(cards)
+    found: tuple[int, tuple[int, ...]] | None = None
+    for t in _number_choices(target, target_number):
+        if len(cards) == 1:
+            if t in _number_choices(cards[0], pinned[0]):
+                found = (t, (t,))
+        else:
+            for a in _number_choices(cards[0], pinned[0]):
+                b = t - a
+                if b in _number_choices(cards[1], pinned[1]):
+                    found = (t, (a, b))
+                    break
+        if found:
+            break
+    if found is None:
+        return None
+    # Wild DOS cards (colour None) take whichever colour the printed colours agree on.
+    pinned_colours = list(colours) if colours is not None else [None] * len(cards)
+    fixed = {c for c in (target.colour, target_colour) if c is not None}
+    for card, declared in zip(cards, pinned_colours, strict=True):
+        fixed.update(c for c in (card.colour, declared) if c is not None)
+    common = next(iter(fixed)) if len(fixed) == 1 else None
+    if len(fixed) <= 1:
+        bonus = Bonus.SINGLE_COLOUR if len(cards) == 1 else Bonus.DOUBLE_COLOUR
+    else:
+        bonus = Bonus.NONE
+    default = common or Colour.RED
+    return Declaration(
+        target_number=found[0],
+        target_colour=target.colour or target_colour or default,
+        numbers=found[1],
+        colours=tuple(
+            card.colour or declared or default
+            for card, declared in zip(cards, pinned_colours, strict=True)
+        ),
+        bonus=bonus,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CenterCard:
+    position: int  # 1-based
+    card: Card
+    matched_with: tuple[Card, ...] | None  # cards matched onto it this turn
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "card": self.card.code,
+            "matched_with": None
+            if self.matched_with is None
+            else [c.code for c in self.matched_with],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What one seat (or a spectator, ``seat=None``) may know of a game."""
+
+    seat: int | None
+    players: tuple[str, ...]
+    hand: tuple[Card, ...] | None
+    hand_sizes: tuple[int, ...]
+    center_row: tuple[CenterCard, ...]
+    scores: tuple[int, ...]
+    round: int
+    dealer: int
+    current: int
+    phase: Phase
+    drawn: Card | None  # the card this seat drew this turn, only shown to that seat
+    placements_left: int
+    dos_called: bool
+    dos_missed: tuple[bool, ...]
+    draw_pile_size: int
+    discard_pile_size: int
+    options: Options
+    winner: int | None
+    legal_actions: tuple[Action, ...]
+
+    @property
+    def my_turn(self) -> bool:
+        return self.seat is not None and self.seat == self.current and self.winner is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "players": list(self.players),
+            "hand": None if self.hand is None else [c.code for c in self.hand],
+            "hand_sizes": list(self.hand_sizes),
+            "center_row": [c.to_dict() for c in self.center_row],
+            "scores": list(self.scores),
+            "round": self.round,
+            "dealer": self.dealer,
+            "current": self.current,
+            "phase": self.phase.value,
+            "drawn": None if self.drawn is None else self.drawn.code,
+            "placements_left": self.placements_left,
+            "dos_called": self.dos_called,
+            "dos_missed": list(self.dos_missed),
+            "draw_pile_size": self.draw_pile_size,
+            "discard_pile_size": self.discard_pile_size,
+            "options": self.options.to_dict(),
+            "winner": self.winner,
+            "legal_actions": [a.text() for a in self.legal_actions],
+        }
+
+
+class Game:
+    """A game of DOS in progress (or over). Create one with :meth:`new` or :func:`start_game`."""
+
+    __slots__ = (
+        "actions_played",
+        "added",
+        "bonus_phase",
+        "bonuses",
+        "called_dos",
+        "center_row",
+        "cr_matched",
+        "current",
+        "dealer",
+        "discard_pile",
+        "dos_missed",
+        "draw_pile",
+        "drawn",
+        "hands",
+        "has_drawn",
+        "matches",
+        "options",
+        "placements_left",
+        "players",
+        "reshuffles",
+        "round_no",
+        "scores",
+        "seed",
+        "winner",
+    )
+
+    players: tuple[str, ...]
+    seed: str
+    options: Options
+    scores: list[int]
+    round_no: int
+    dealer: int
+    current: int
+    hands: list[list[Card]]
+    draw_pile: list[Card]  # top card last
+    discard_pile: list[Card]
+    center_row: list[Card]
+    cr_matched: list[tuple[Card, ...] | None]
+    reshuffles: int
+    drawn: Card | None
+    has_drawn: bool
+    matches: int
+    added: bool
+    bonuses: int
+    bonus_phase: bool
+    placements_left: int
+    called_dos: bool
+    dos_missed: list[bool]
+    winner: int | None
+    actions_played: int
+
+    # -- creation -----------------------------------------------------------------------------
+
+    @classmethod
+    def new(cls, players: Sequence[str], seed: str, options: Options | None = None) -> Game:
+        """Draw for first dealer and deal the first round. See :func:`start_game` for events."""
+        return start_game(players, seed, options)[0]
+
+    def copy(self) -> Game:
+        other = object.__new__(Game)
+        for name in Game.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.scores = list(self.scores)
+        other.hands = [list(hand) for hand in self.hands]
+        other.draw_pile = list(self.draw_pile)
+        other.discard_pile = list(self.discard_pile)
+        other.center_row = list(self.center_row)
+        other.cr_matched = list(self.cr_matched)
+        other.dos_missed = list(self.dos_missed)
+        return other
+
+    # -- simple queries -----------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.winner is not None
+
+    @property
+    def phase(self) -> Phase:
+        if self.winner is not None:
+            return Phase.OVER
+        if self.bonus_phase:
+            return Phase.BONUS
+        if self.has_drawn:
+            return Phase.DRAWN
+        return Phase.MATCHING if self.matches else Phase.START
+
+    @property
+    def round_seed(self) -> str:
+        return round_seed(self.seed, self.round_no)
+
+    def name(self, seat: int) -> str:
+        return self.players[seat]
+
+    # -- legal actions ------------------------------------------------------------------------
+
+    def legal_actions(self, seat: int | None = None) -> list[Action]:
+        """Every distinct legal action for ``seat`` (default: the player whose turn it is).
+
+        Matches are listed once per (CR position, cards), with the canonical declaration; the
+        seat whose turn it is not can only ``catch``.
+        """
+        if self.winner is not None:
+            return []
+        if seat is None:
+            seat = self.current
+        actions: list[Action] = []
+        if seat == self.current:
+            hand = self.hands[seat]
+            if self.bonus_phase:
+                if self.placements_left and hand:
+                    actions.extend(_PLACE[c] for c in _distinct(hand))
+                actions.append(END)
+            elif self.added:
+                actions.append(END)
+            elif self.has_drawn:
+                if self.options.after_draw == "drawn_card":
+                    if self.matches == 0:
+                        if self.drawn is not None:
+                            actions.extend(self._list_matches(hand, must_use=self.drawn))
+                        actions.extend(_ADD[c] for c in _distinct(hand))
+                    else:
+                        actions.append(END)
+                else:
+                    actions.extend(self._list_matches(hand))
+                    if self.matches == 0:
+                        actions.extend(_ADD[c] for c in _distinct(hand))
+                    else:
+                        actions.append(END)
+            else:
+                actions.extend(self._list_matches(hand))
+                if self.matches == 0:
+                    actions.append(DRAW)
+                else:
+                    actions.append(END)
+            if self.options.dos_call and not self.called_dos and len(hand) == 2:
+                actions.append(CALL_DOS)
+        if self.options.dos_call:
+            actions.extend(
+                Catch(other)
+                for other, missed in enumerate(self.dos_missed)
+                if missed and other != seat and len(self.hands[other]) == 2
+            )
+        return actions
+
+    def _list_matches(
+        self, hand: Sequence[Card], must_use: Card | None = None, first_only: bool = False
+    ) -> list[Match]:
+        """Enumerate matches by number buckets, not by trying every pair of cards.
+
+        Pairs for a fixed number N pair each value v with N - v only; a Wild # pairs with every
+        card that leaves it 1-10. ``first_only`` stops at the first match found.
+        """
+        counts = [0] * 41
+        for card in hand:
+            counts[card.id] += 1
+        distinct = [ALL_CARDS[i] for i, n in enumerate(counts) if n]
+        wilds = [c for c in distinct if c.number is None]
+        by_value: dict[int, list[Card]] = {}
+        for card in distinct:
+            if card.number is not None:
+                by_value.setdefault(card.number, []).append(card)
+        out: list[Match] = []
+        must_id = must_use.id if must_use is not None else -1
+        for index, target in enumerate(self.center_row):
+            if self.cr_matched[index] is not None:
+                continue
+            position = index + 1
+            number = target.number
+            singles: list[Card]
+            pairs: list[tuple[Card, Card]] = []
+            if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
+                singles = distinct
+                for i, a in enumerate(distinct):
+                    low = a.number or 1
+                    for b in distinct[i:]:
+                        if (b is not a or counts[a.id] > 1) and low + (b.number or 1) <= 10:
+                            pairs.append((a, b))
+            else:
+                singles = by_value.get(number, []) + wilds
+                for value, cards in by_value.items():
+                    rest = number - value
+                    if rest < 1:
+                        continue
+                    for a in cards:
+                        if rest > value:
+                            pairs.extend((a, b) for b in by_value.get(rest, ()))
+                        elif rest == value:
+                            for b in cards:
+                                if b.id > a.id or (b is a and counts[a.id] > 1):
+                                    pairs.append((a, b))
+                        for w in wilds:  # the Wild # is declared as `rest`
+                            pairs.append((a, w))
+                if number >= 2:
+                    for i, w in enumerate(wilds):
+                        for v in wilds[i:]:
+                            if v is not w or counts[w.id] > 1:
+                                pairs.append((w, v))
+            for card in singles:
+                if must_id < 0 or card.id == must_id:
+                    out.append(_match(position, card, None))
+            for a, b in pairs:
+                if must_id < 0 or a.id == must_id or b.id == must_id:
+                    out.append(_match(position, a, b))
+            if first_only and out:
+                return out
+        return out
+
+    def _only_end_left(self) -> bool:
+        """Whether ``end`` is the one legal action of the current player (cheaper than listing)."""
+        if self.winner is not None:
+            return False
+        seat = self.current
+        hand = self.hands[seat]
+        if self.options.dos_call and (
+            (not self.called_dos and len(hand) == 2)
+            or any(
+                missed and other != seat and len(self.hands[other]) == 2
+                for other, missed in enumerate(self.dos_missed)
+            )
+        ):
+            return False
+        if self.bonus_phase:
+            return not (self.placements_left and hand)
+        if self.added:
+            return True
+        if self.matches == 0:
+            return False  # may still draw, or (after a draw) must add
+        if self.has_drawn and self.options.after_draw == "drawn_card":
+            return True
+        return not self._list_matches(hand, first_only=True)
+
+    def is_legal(self, action: Action, seat: int | None = None) -> bool:
+        try:
+            self.check(action, seat)
+        except DosError:
+            return False
+        return True
+
+    # -- validation ---------------------------------------------------------------------------
+
+    def check(self, action: Action, seat: int | None = None) -> Declaration | None:
+        """Raise the error that forbids ``action`` for ``seat``; return a match's declaration."""
+        if seat is None:
+            seat = self.current
+        if not 0 <= seat < len(self.players):
+            raise IllegalActionError(f"there is no seat {seat} in this game")
+        if self.winner is not None:
+            raise IllegalActionError(
+                f"the game is over: {self.players[self.winner]} won", rule="6.4"
+            )
+        if isinstance(action, Catch):
+            self._check_catch(action, seat)
+            return None
+        if seat != self.current:
+            raise NotYourTurnError(
+                f"it is {self.players[self.current]}'s turn, not {self.players[seat]}'s"
+            )
+        hand = self.hands[seat]
+        if isinstance(action, Match):
+            return self._check_match(action, hand)
+        if isinstance(action, Draw):
+            if self.bonus_phase:
+                raise IllegalActionError("the turn's matching is over", rule="4.3")
+            if self.has_drawn:
+                raise IllegalActionError("you have already drawn this turn", rule="3.6")
+            if self.matches:
+                raise IllegalActionError("you may not draw after matching", rule="3.7")
+        elif isinstance(action, Add):
+            if not self.has_drawn or self.bonus_phase:
+                raise IllegalActionError(
+                    "you can add a card to the Center Row only after drawing", rule="3.6"
+                )
+            if self.added:
+                raise IllegalActionError("you have already added a card this turn", rule="3.6")
+            if self.matches:
+                raise IllegalActionError(
+                    "you matched after drawing, so you do not add a card", rule="3.6"
+                )
+            self._check_holds(hand, [action.card], rule="3.6")
+        elif isinstance(action, Place):
+            if not self.bonus_phase:
+                if self.bonuses:
+                    raise IllegalActionError(
+                        "bonus cards are placed at the end of the turn: say 'end' first, "
+                        "then place them",
+                        rule="4.3",
+                    )
+                raise IllegalActionError(
+                    "you have not earned a colour bonus this turn, so you cannot place a card",
+                    rule="3.5",
+                )
+            if not self.placements_left:
+                raise IllegalActionError(
+                    "you have placed one card for every bonus you earned", rule="3.5"
+                )
+            self._check_holds(hand, [action.card], rule="3.5")
+        elif isinstance(action, End):
+            if self.bonus_phase or self.added or self.matches:
+                return None
+            if self.has_drawn:
+                raise IllegalActionError(
+                    "after drawing you must "
+                    + (
+                        f"match using the card you drew ({self.drawn.code}) or "
+                        if self.drawn is not None and self.options.after_draw == "drawn_card"
+                        else "match or "
+                    )
+                    + "add a card to the Center Row before the turn can end",
+                    rule="3.6",
+                )
+            raise IllegalActionError(
+                "a turn cannot end empty: match a Center Row card or draw", rule="3.8"
+            )
+        elif isinstance(action, CallDos):
+            if not self.options.dos_call:
+                raise IllegalActionError(
+                    "this game does not use the DOS call (rule option dos_call is off)", rule="5"
+                )
+            if self.called_dos:
+                raise IllegalActionError("you have already called DOS this turn", rule="5.1")
+            if len(hand) != 2:
+                raise IllegalActionError(
+                    f"you can call DOS only when you hold exactly two cards (you hold {len(hand)})",
+                    rule="5.2",
+                )
+        else:
+            raise IllegalActionError(f"unknown action {action!r}")
+        return None
+
+    def _check_catch(self, action: Catch, seat: int) -> None:
+        if not self.options.dos_call:
+            raise IllegalActionError(
+                "this game does not use the DOS call (rule option dos_call is off)", rule="5"
+            )
+        target = action.seat
+        if target >= len(self.players):
+            raise IllegalActionError(f"there is no seat {target} in this game")
+        if target == seat:
+            raise IllegalActionError("you cannot catch yourself", rule="5.2")
+        name = self.players[target]
+        if not self.dos_missed[target]:
+            raise IllegalActionError(
+                f"{name} has not missed a DOS call that can still be caught", rule="5.2"
+            )
+        if len(self.hands[target]) != 2:
+            raise IllegalActionError(f"{name} does not hold two cards now", rule="5.2")
+
+    @staticmethod
+    def _check_holds(hand: Sequence[Card], cards: Sequence[Card], rule: str) -> None:
+        for card in set(cards):
+            need = sum(1 for c in cards if c is card)
+            have = sum(1 for c in hand if c is card)
+            if have < need:
+                held = "one" if have == 1 else ("none" if have == 0 else str(have))
+                raise IllegalActionError(
+                    f"you do not hold {'two' if need == 2 else 'a'} {card.code} "
+                    f"(you have {held})",
+                    rule=rule,
+                )
+
+    def _check_match(self, action: Match, hand: Sequence[Card]) -> Declaration:
+        if self.bonus_phase:
+            raise IllegalActionError(
+                "the turn's matching is over: place bonus cards or end", rule="4.3"
+            )
+        if self.added:
+            raise IllegalActionError(
+                "you added a card after drawing, so you cannot match", rule="3.6"
+            )
+        size = len(self.center_row)
+        if action.position > size:
+            raise IllegalActionError(
+                f"there is no Center Row card {action.position}: the Center Row has {size} cards",
+                rule="2.3",
+            )
+        if self.cr_matched[action.position - 1] is not None:
+            raise IllegalActionError(
+                f"Center Row card {action.position} was already matched this turn", rule="3.3"
+            )
+        if self.has_drawn and self.options.after_draw == "drawn_card":
+            if self.matches:
+                raise IllegalActionError(
+                    "after a draw you may make only one match, using the drawn card", rule="3.6"
+                )
+            if self.drawn is None or self.drawn not in action.cards:
+                drawn = "nothing" if self.drawn is None else self.drawn.code
+                raise IllegalActionError(
+                    f"after drawing, a match must use the card you drew ({drawn})", rule="3.6"
+                )
+        self._check_holds(hand, action.cards, rule="3.1" if len(action.cards) == 1 else "3.2")
+        target = self.center_row[action.position - 1]
+        declaration = declare_match(target, action.cards)
+        if declaration is None:
+            raise IllegalActionError(*_mismatch_reason(target, action))
+        return declaration
+
+    # -- playing ------------------------------------------------------------------------------
+
+    def play(self, action: Action, seat: int | None = None) -> list[Event]:
+        """Validate and apply one action; return the events it caused.
+
+        A refused action raises and leaves the game unchanged.
+        """
+        if seat is None:
+            seat = self.current
+        declaration = self.check(action, seat)
+        events: list[Event] = []
+        self.actions_played += 1
+        if isinstance(action, Match):
+            assert declaration is not None
+            self._apply_match(action, declaration, events)
+        elif isinstance(action, Draw):
+            self._apply_draw(events)
+        elif isinstance(action, Add):
+            self.hands[seat].remove(action.card)
+            self.center_row.append(action.card)
+            self.cr_matched.append(None)
+            self.added = True
+            events.append(Event(EventKind.ADDED, seat, {"card": action.card.code,
+                                                         "position": len(self.center_row)}))
+        elif isinstance(action, Place):
+            self.hands[seat].remove(action.card)
+            self.center_row.append(action.card)
+            self.cr_matched.append(None)
+            self.placements_left -= 1
+            events.append(Event(EventKind.PLACED, seat, {"card": action.card.code,
+                                                          "position": len(self.center_row)}))
+        elif isinstance(action, End):
+            self._apply_end(events)
+        elif isinstance(action, CallDos):
+            self.called_dos = True
+            events.append(Event(EventKind.DOS_CALLED, seat))
+        elif isinstance(action, Catch):
+            self.dos_missed[action.seat] = False
+            events.append(Event(EventKind.CAUGHT, action.seat, {"by": seat}))
+            self._draw_into(action.seat, 2, "caught", events)
+        if seat == self.current:
+            # The turn ends by itself when 'end' is all its player could do next.
+            while self._only_end_left():
+                self._apply_end(events)
+        return events
+
+    def play_turn(self, actions: Sequence[Action], seat: int | None = None) -> list[Event]:
+        """Apply several actions all or nothing: if one is refused, the game is unchanged."""
+        trial = self.copy()
+        events: list[Event] = []
+        for action in actions:
+            events.extend(trial.play(action, seat))
+        for name in Game.__slots__:
+            setattr(self, name, getattr(trial, name))
+        return events
+
+    def _apply_match(self, action: Match, declaration: Declaration, events: list[Event]) -> None:
+        seat = self.current
+        hand = self.hands[seat]
+        for card in action.cards:
+            hand.remove(card)
+        index = action.position - 1
+        self.cr_matched[index] = action.cards
+        self.matches += 1
+        if declaration.bonus is not Bonus.NONE:
+            self.bonuses += 1
+        events.append(
+            Event(
+                EventKind.MATCHED,
+                seat,
+                {
+                    "position": action.position,
+                    "target": self.center_row[index].code,
+                    "cards": [c.code for c in action.cards],
+                    "declared": declaration.to_dict(),
+                    "bonus": declaration.bonus.value,
+                },
+            )
+        )
+        if declaration.bonus is Bonus.DOUBLE_COLOUR:
+            count = len(self.players)
+            for step in range(1, count):
+                self._draw_into((seat + step) % count, 1, "double_colour", events)
+
+    def _apply_draw(self, events: list[Event]) -> None:
+        seat = self.current
+        self.has_drawn = True
+        card = self._take_top(events)
+        self.drawn = card
+        drawn = [] if card is None else [card]
+        self.hands[seat].extend(drawn)
+        events.append(
+            Event(EventKind.DREW, seat, {"count": len(drawn), "reason": "draw"},
+                  {"cards": [c.code for c in drawn]})
+        )
+
+    def _draw_into(self, seat: int, count: int, reason: str, events: list[Event]) -> None:
+        drawn: list[Card] = []
+        for _ in range(count):
+            card = self._take_top(events)
+            if card is None:
+                break
+            drawn.append(card)
+        self.hands[seat].extend(drawn)
+        events.append(
+            Event(EventKind.DREW, seat, {"count": len(drawn), "reason": reason},
+                  {"cards": [c.code for c in drawn]})
+        )
+
+    def _take_top(self, events: list[Event]) -> Card | None:
+        """The top card of the draw pile, reshuffling the discard pile into it if needed (4.4)."""
+        if not self.draw_pile:
+            if not self.discard_pile:
+                return None
+            self.reshuffles += 1
+            pile = self.discard_pile
+            self.discard_pile = []
+            shuffle(pile, derive_key(self.round_seed, "reshuffle", str(self.reshuffles)))
+            self.draw_pile = pile
+            events.append(Event(EventKind.RESHUFFLED, None, {"count": len(pile)}))
+        return self.draw_pile.pop()
+
+    def _apply_end(self, events: list[Event]) -> None:
+        seat = self.current
+        if not self.bonus_phase:
+            self._clear_matched(events)
+            self._refill(events, "refill")
+            if self.bonuses and self.hands[seat]:
+                self.bonus_phase = True
+                self.placements_left = self.bonuses
+                return
+        self._finish_turn(events)
+
+    def _clear_matched(self, events: list[Event]) -> None:
+        """4.1: matched CR cards and the cards on them go to the discard pile."""
+        if not self.matches:
+            return
+        kept: list[Card] = []
+        discarded: list[Card] = []
+        for card, matched in zip(self.center_row, self.cr_matched, strict=True):
+            if matched is None:
+                kept.append(card)
+            else:
+                discarded.append(card)
+                discarded.extend(matched)
+        self.discard_pile.extend(discarded)
+        self.center_row = kept
+        self.cr_matched = [None] * len(kept)
+        events.append(Event(EventKind.DISCARDED, None, {"cards": [c.code for c in discarded]}))
+
+    def _refill(self, events: list[Event], reason: str) -> None:
+        """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
+        flipped: list[Card] = []
+        while len(self.center_row) < 2:
+            card = self._take_top(events)
+            if card is None:
+                break
+            self.center_row.append(card)
+            self.cr_matched.append(None)
+            flipped.append(card)
+        if flipped:
+            events.append(
+                Event(EventKind.CR_FLIPPED, None,
+                      {"cards": [c.code for c in flipped], "reason": reason})
+            )
+
+    def _finish_turn(self, events: list[Event]) -> None:
+        seat = self.current
+        hand = self.hands[seat]
+        if self.options.dos_call and len(hand) == 2 and not self.called_dos:
+            self.dos_missed[seat] = True
+            events.append(Event(EventKind.DOS_MISSED, seat))
+        count = len(self.players)
+        following = (seat + 1) % count
+        events.append(Event(EventKind.TURN_ENDED, seat, {"next": following if hand else None}))
+        if not hand:
+            self._end_round(seat, events)
+            return
+        self.current = following
+        self._reset_turn()
+        self.dos_missed[following] = False  # 5.2: the window closes when their turn starts
+
+    def _reset_turn(self) -> None:
+        self.drawn = None
+        self.has_drawn = False
+        self.matches = 0
+        self.added = False
+        self.bonuses = 0
+        self.bonus_phase = False
+        self.placements_left = 0
+        self.called_dos = False
+
+    def _end_round(self, winner: int, events: list[Event]) -> None:
+        points = [sum(card.points for card in hand) for hand in self.hands]
+        scored = sum(points) - points[winner]
+        self.scores[winner] += scored
+        events.append(
+            Event(
+                EventKind.ROUND_OVER,
+                winner,
+                {
+                    "round": self.round_no,
+                    "hands": [[c.code for c in sorted(hand)] for hand in self.hands],
+                    "points": points,
+                    "scored": scored,
+                    "scores": list(self.scores),
+                    "round_seed": self.round_seed,
+                },
+            )
+        )
+        if self.scores[winner] >= self.options.target_score:
+            self.winner = winner
+            self._reset_turn()
+            events.append(
+                Event(EventKind.GAME_OVER, winner,
+                      {"scores": list(self.scores), "seed": self.seed, "rounds": self.round_no})
+            )
+            return
+        self.dealer = (self.dealer + 1) % len(self.players)
+        self._start_round(events)
+
+    def _start_round(self, events: list[Event]) -> None:
+        """2.3-2.4 and 6.5: shuffle all 108 cards, deal 7 each from the dealer's left, flip 2."""
+        self.round_no += 1
+        count = len(self.players)
+        seed = self.round_seed
+        deck = new_deck()
+        shuffle(deck, derive_key(seed, "deal"))
+        self.hands = [[] for _ in range(count)]
+        first = (self.dealer + 1) % count
+        for _ in range(HAND_SIZE):
+            for step in range(count):
+                self.hands[(first + step) % count].append(deck.pop())
+        self.draw_pile = deck
+        self.discard_pile = []
+        self.center_row = []
+        self.cr_matched = []
+        self.reshuffles = 0
+        self.current = first
+        self.dos_missed = [False] * count
+        self._reset_turn()
+        events.append(
+            Event(
+                EventKind.ROUND_STARTED,
+                None,
+                {
+                    "round": self.round_no,
+                    "dealer": self.dealer,
+                    "first": first,
+                    "seed_commitment": seed_commitment(seed),
+                },
+            )
+        )
+        for seat in range(count):
+            events.append(
+                Event(EventKind.DREW, seat, {"count": HAND_SIZE, "reason": "deal"},
+                      {"cards": [c.code for c in self.hands[seat]]})
+            )
+        self._refill(events, "deal")
+
+    # -- declarations, descriptions -----------------------------------------------------------
+
+    def declare(self, action: Match) -> Declaration | None:
+        """What the engine declares for a match here (None if the cards cannot match)."""
+        if not 1 <= action.position <= len(self.center_row):
+            return None
+        return declare_match(self.center_row[action.position - 1], action.cards)
+
+    def describe(self, action: Action, seat: int | None = None) -> str:
+        """A one-line human description of an action in this position."""
+        if isinstance(action, Match):
+            target = self.center_row[action.position - 1]
+            declaration = self.declare(action)
+            cards = " + ".join(c.name() for c in action.cards)
+            kind = "double match" if action.is_double else "match"
+            text = f"{kind}: {cards} on Center Row card {action.position} ({target.name()})"
+            if declaration is not None:
+                text += _declaration_note(target, action.cards, declaration)
+                if declaration.bonus is Bonus.SINGLE_COLOUR:
+                    text += "; colour match: place a card at the end of the turn"
+                elif declaration.bonus is Bonus.DOUBLE_COLOUR:
+                    text += (
+                        "; double colour match: everyone else draws a card now, "
+                        "and you place a card at the end of the turn"
+                    )
+            return text
+        if isinstance(action, Draw):
+            return "draw a card"
+        if isinstance(action, Add):
+            return f"add {action.card.name()} to the Center Row"
+        if isinstance(action, Place):
+            return f"place {action.card.name()} in the Center Row (colour bonus)"
+        if isinstance(action, End):
+            if self.bonuses and not self.bonus_phase:
+                return "end matching, then place your bonus cards"
+            return "end your turn"
+        if isinstance(action, CallDos):
+            return "call DOS (you hold two cards)"
+        if isinstance(action, Catch):
+            return f"catch {self.players[action.seat]}, who did not call DOS: they draw two cards"
+        return action.text()
+
+    # -- lenient parsing (defined in dos_engine.notation) -------------------------------------
+
+    def parse_action(self, text: str, seat: int | None = None) -> Action:
+        """Parse what a person typed, resolving shorthand against this position."""
+        from dos_engine.notation import resolve_action
+
+        return resolve_action(self, text, seat)
+
+    def parse_turn(self, text: str, seat: int | None = None) -> list[Action]:
+        """Parse a whole turn (``;``-separated), each action resolved after the ones before it."""
+        from dos_engine.notation import resolve_turn
+
+        return resolve_turn(self, text, seat)
+
+    # -- views --------------------------------------------------------------------------------
+
+    def view(self, seat: int | None) -> View:
+        """What ``seat`` may know; ``None`` is a spectator (no hand at all)."""
+        if seat is not None and not 0 <= seat < len(self.players):
+            raise ValueError(f"there is no seat {seat} in this game")
+        own_turn = seat is not None and seat == self.current and self.winner is None
+        return View(
+            seat=seat,
+            players=self.players,
+            hand=None if seat is None else tuple(sorted(self.hands[seat])),
+            hand_sizes=tuple(len(hand) for hand in self.hands),
+            center_row=tuple(
+                CenterCard(index + 1, card, matched)
+                for index, (card, matched) in enumerate(
+                    zip(self.center_row, self.cr_matched, strict=True)
+                )
+            ),
+            scores=tuple(self.scores),
+            round=self.round_no,
+            dealer=self.dealer,
+            current=self.current,
+            phase=self.phase,
+            drawn=self.drawn if own_turn else None,
+            placements_left=self.placements_left,
+            dos_called=self.called_dos,
+            dos_missed=tuple(self.dos_missed),
+            draw_pile_size=len(self.draw_pile),
+            discard_pile_size=len(self.discard_pile),
+            options=self.options,
+            winner=self.winner,
+            legal_actions=tuple(self.legal_actions(seat)) if seat is not None else (),
+        )
+
+    # -- serialization ------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The full state, JSON-safe (including the draw pile: never show it to a player)."""
+        return {
+            "schema": SCHEMA_VERSION,
+            "players": list(self.players),
+            "seed": self.seed,
+            "options": self.options.to_dict(),
+            "scores": list(self.scores),
+            "round": self.round_no,
+            "dealer": self.dealer,
+            "current": self.current,
+            "hands": [[c.code for c in hand] for hand in self.hands],
+            "draw_pile": [c.code for c in self.draw_pile],
+            "discard_pile": [c.code for c in self.discard_pile],
+            "center_row": [
+                {"card": card.code, "matched_with": None if m is None else [c.code for c in m]}
+                for card, m in zip(self.center_row, self.cr_matched, strict=True)
+            ],
+            "reshuffles": self.reshuffles,
+            "turn": {
+                "drawn": None if self.drawn is None else self.drawn.code,
+                "has_drawn": self.has_drawn,
+                "matches": self.matches,
+                "added": self.added,
+                "bonuses": self.bonuses,
+                "bonus_phase": self.bonus_phase,
+                "placements_left": self.placements_left,
+                "called_dos": self.called_dos,
+            },
+            "dos_missed": list(self.dos_missed),
+            "winner": self.winner,
+            "actions_played": self.actions_played,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Game:
+        """Rebuild a game from :meth:`to_dict`; a malformed state raises InvalidStateError."""
+        try:
+            return _from_dict(raw)
+        except InvalidStateError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+            raise InvalidStateError(f"not a valid DOS game state: {error!r}") from error
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Game) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"<Game {', '.join(self.players)}: round {self.round_no}, "
+            f"{self.players[self.current]} to play, scores {self.scores}>"
+        )
+
+    def card_count(self) -> int:
+        """How many cards the state holds in all (always 108, RULES.md 7)."""
+        on_cr = sum(len(m) for m in self.cr_matched if m is not None)
+        return (
+            len(self.draw_pile)
+            + len(self.discard_pile)
+            + len(self.center_row)
+            + on_cr
+            + sum(len(hand) for hand in self.hands)
+        )
+
+
+def _distinct(hand: Sequence[Card]) -> list[Card]:
+    return sorted(set(hand))
+
+
+_MATCH_CACHE: dict[tuple[int, int, int], Match] = {}
+
+
+def _match(position: int, a: Card, b: Card | None) -> Match:
+    """Matches are immutable, so listing reuses one object per (position, cards)."""
+    key = (position, a.id, -1 if b is None else b.id)
+    found = _MATCH_CACHE.get(key)
+    if found is None:
+        found = _MATCH_CACHE[key] = Match(position, (a,) if b is None else (a, b))
+    return found
+
+
+def _declaration_note(target: Card, cards: Sequence[Card], declaration: Declaration) -> str:
+    notes: list[str] = []
+    if target.kind is CardKind.WILD_NUMBER:
+        notes.append(f"the Wild # in the Center Row as {declaration.target_number}")
+    if target.kind is CardKind.WILD_DOS:
+        notes.append(f"the Wild DOS in the Center Row as {declaration.target_colour.name.lower()}")
+    for card, number, colour in zip(cards, declaration.numbers, declaration.colours, strict=True):
+        if card.kind is CardKind.WILD_NUMBER:
+            notes.append(f"your {card.name()} as {number}")
+        elif card.kind is CardKind.WILD_DOS:
+            notes.append(f"your Wild DOS as a {colour.name.lower()} 2")
+    return " (" + ", ".join(notes) + ")" if notes else ""
+
+
+def _mismatch_reason(target: Card, action: Match) -> tuple[str, str]:
+    cards = action.cards
+    where = f"Center Row card {action.position} ({target.code})"
+    if target.kind is CardKind.WILD_NUMBER:
+        fixed = sum(c.number or 1 for c in cards)
+        return (
+            f"{'+'.join(c.code for c in cards)} make at least {fixed}, but the Wild # at {where} "
+            "can only be declared 1 to 10",
+            "1.5",
+        )
+    if len(cards) == 1:
+        card = cards[0]
+        if card.kind is CardKind.WILD_NUMBER:
+            return (f"a Wild # can be declared only 1 to 10, not {target.number}", "1.3")
+        return (f"{card.code} is a {card.number}, but {where} is a {target.number}", "3.1")
+    wild = [c for c in cards if c.kind is CardKind.WILD_NUMBER]
+    if wild:
+        return (
+            f"{'+'.join(c.code for c in cards)} cannot make {target.number}: "
+            "a Wild # can be declared only 1 to 10",
+            "1.3",
+        )
+    total = sum(c.number or 0 for c in cards)
+    return (
+        f"{cards[0].code}+{cards[1].code} make {total}, but {where} is a {target.number}",
+        "3.2",
+    )
+
+
+def start_game(
+    players: Sequence[str], seed: str, options: Options | None = None
+) -> tuple[Game, list[Event]]:
+    """Set up a game (2.1-2.4): draw for the first dealer, then deal round 1."""
+    names = tuple(players)
+    if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
+        raise ValueError(f"DOS is played by 2 to 4 players, not {len(names)} (2.1)")
+    if any(not isinstance(n, str) or not n.strip() for n in names):
+        raise ValueError("every player needs a name")
+    if not isinstance(seed, str) or not seed:
+        raise ValueError("the seed must be a non-empty string")
+    game = object.__new__(Game)
+    game.players = names
+    game.seed = seed
+    game.options = options or Options()
+    game.scores = [0] * len(names)
+    game.round_no = 0
+    game.winner = None
+    game.actions_played = 0
+    dealer, draws = _draw_for_dealer(seed, len(names))
+    game.dealer = dealer
+    events = [
+        Event(
+            EventKind.GAME_STARTED,
+            None,
+            {
+                "players": list(names),
+                "options": game.options.to_dict(),
+                "dealer_draws": draws,
+                "dealer": dealer,
+            },
+        )
+    ]
+    game._start_round(events)
+    return game, events
+
+
+def _draw_for_dealer(seed: str, count: int) -> tuple[int, list[dict[str, str]]]:
+    """2.2: everyone draws a card; highest number deals (wilds count 0); ties draw again."""
+    deck_no = 0
+    deck = new_deck()
+    shuffle(deck, derive_key(seed, "dealer", str(deck_no)))
+    contenders = list(range(count))
+    draws: list[dict[str, str]] = []
+    while True:
+        if len(deck) < len(contenders):
+            deck_no += 1
+            deck = new_deck()
+            shuffle(deck, derive_key(seed, "dealer", str(deck_no)))
+        drawn = {seat: deck.pop() for seat in contenders}
+        draws.append({str(seat): card.code for seat, card in drawn.items()})
+        best = max(card.dealer_value for card in drawn.values())
+        contenders = [seat for seat, card in drawn.items() if card.dealer_value == best]
+        if len(contenders) == 1:
+            return contenders[0], draws
+
+
+def _from_dict(raw: Mapping[str, Any]) -> Game:
+    if raw.get("schema") != SCHEMA_VERSION:
+        raise InvalidStateError(
+            f"unsupported state schema {raw.get('schema')!r} (this engine reads {SCHEMA_VERSION})"
+        )
+    game = object.__new__(Game)
+    players = raw["players"]
+    if not isinstance(players, list) or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
+        raise InvalidStateError("players must be a list of 2 to 4 names")
+    count = len(players)
+    game.players = tuple(str(p) for p in players)
+    game.seed = str(raw["seed"])
+    game.options = Options.from_dict(raw["options"])
+
+    def cards(codes: Any) -> list[Card]:
+        if not isinstance(codes, list):
+            raise InvalidStateError("card lists must be lists of codes")
+        return [Card.from_code(code) for code in codes]
+
+    def seat(value: Any, allow_none: bool = False) -> Any:
+        if value is None and allow_none:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < count:
+            raise InvalidStateError(f"{value!r} is not a seat")
+        return value
+
+    def natural(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidStateError(f"{value!r} is not a count")
+        return value
+
+    def flag(value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise InvalidStateError(f"{value!r} is not true or false")
+        return value
+
+    game.scores = [natural(s) for s in raw["scores"]]
+    game.round_no = natural(raw["round"])
+    game.dealer = seat(raw["dealer"])
+    game.current = seat(raw["current"])
+    game.hands = [cards(hand) for hand in raw["hands"]]
+    game.draw_pile = cards(raw["draw_pile"])
+    game.discard_pile = cards(raw["discard_pile"])
+    game.center_row = []
+    game.cr_matched = []
+    for slot in raw["center_row"]:
+        game.center_row.append(Card.from_code(slot["card"]))
+        matched = slot["matched_with"]
+        game.cr_matched.append(None if matched is None else tuple(cards(matched)))
+    game.reshuffles = natural(raw["reshuffles"])
+    turn = raw["turn"]
+    game.drawn = None if turn["drawn"] is None else Card.from_code(turn["drawn"])
+    game.has_drawn = flag(turn["has_drawn"])
+    game.matches = natural(turn["matches"])
+    game.added = flag(turn["added"])
+    game.bonuses = natural(turn["bonuses"])
+    game.bonus_phase = flag(turn["bonus_phase"])
+    game.placements_left = natural(turn["placements_left"])
+    game.called_dos = flag(turn["called_dos"])
+    game.dos_missed = [flag(m) for m in raw["dos_missed"]]
+    game.winner = seat(raw["winner"], allow_none=True)
+    game.actions_played = natural(raw["actions_played"])
+    if len(game.scores) != count or len(game.hands) != count or len(game.dos_missed) != count:
+        raise InvalidStateError("scores, hands and dos_missed need one entry per player")
+    if game.card_count() != DECK_SIZE or sorted(_all_cards(game)) != sorted(new_deck()):
+        raise InvalidStateError("the state does not hold exactly the 108 cards of a deck")
+    return game
+
+
+def _all_cards(game: Game) -> list[Card]:
+    out = [*game.draw_pile, *game.discard_pile, *game.center_row]
+    for matched in game.cr_matched:
+        if matched is not None:
+            out.extend(matched)
+    for hand in game.hands:
+        out.extend(hand)
+    return out

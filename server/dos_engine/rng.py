@@ -1,0 +1,88 @@
+"""Deterministic shuffling that anyone can re-derive from a revealed seed.
+
+The algorithm does not use Python's ``random`` module, so it can be re-implemented in any
+language:
+
+1. **Keys.** ``derive_key(seed, *labels)`` is SHA-256 over ``b"DOS/1"`` followed by, for the
+   seed and then each label, its UTF-8 length as 4 big-endian bytes and its UTF-8 bytes.
+2. **Stream.** Block *i* (i = 0, 1, ...) of a key's stream is ``SHA-256(key || i as 8
+   big-endian bytes)``; blocks are concatenated.
+3. **Uniform integers.** ``randbelow(n)`` reads the next 8 bytes as a big-endian unsigned
+   integer *x*; if *x* >= 2^64 - (2^64 mod n) it is rejected and the next 8 bytes are read;
+   otherwise the result is *x* mod n.
+4. **Shuffle.** Fisher–Yates: for *i* from len-1 down to 1, swap items *i* and
+   ``randbelow(i + 1)``.
+
+The engine keys its shuffles as follows (``seed`` is the game's seed string):
+
+* first-dealer draw (2.2): ``derive_key(seed, "dealer", str(k))`` for the k-th deck needed (k=0 first);
+* round *r*'s seed (r = 1, 2, ...): ``round_seed(seed, r) = derive_key(seed, "round", str(r)).hex()``;
+* the deal of round r: ``derive_key(round_seed, "deal")``;
+* the k-th reshuffle of the discard pile in round r (4.4): ``derive_key(round_seed, "reshuffle", str(k))``.
+
+Piles are lists whose *last* item is the top card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_TWO_64 = 1 << 64
+_FOUR_U64 = struct.Struct(">4Q")
+
+
+def derive_key(seed: str, *labels: str) -> bytes:
+    digest = hashlib.sha256(b"DOS/1")
+    for part in (seed, *labels):
+        raw = part.encode("utf-8")
+        digest.update(len(raw).to_bytes(4, "big"))
+        digest.update(raw)
+    return digest.digest()
+
+
+def round_seed(seed: str, round_no: int) -> str:
+    return derive_key(seed, "round", str(round_no)).hex()
+
+
+def seed_commitment(seed: str) -> str:
+    """SHA-256 hex of a seed string: published before a deal, checked when the seed is revealed."""
+    return hashlib.sha256(seed.encode("utf-8")).hexdigest()
+
+
+class HashStream:
+    """The SHA-256 counter-mode stream of one key, read as big-endian unsigned 64-bit integers."""
+
+    __slots__ = ("_counter", "_key", "_values")
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._counter = 0
+        self._values: list[int] = []
+
+    def next_u64(self) -> int:
+        if not self._values:
+            block = hashlib.sha256(self._key + self._counter.to_bytes(8, "big")).digest()
+            self._counter += 1
+            self._values = list(reversed(_FOUR_U64.unpack(block)))
+        return self._values.pop()
+
+    def randbelow(self, n: int) -> int:
+        if n <= 0:
+            raise ValueError("randbelow needs n > 0")
+        limit = _TWO_64 - (_TWO_64 % n)
+        while True:
+            value = self.next_u64()
+            if value < limit:
+                return value % n
+
+
+def shuffle(items: list[T], key: bytes) -> None:
+    """Shuffle ``items`` in place with Fisher–Yates driven by the key's stream."""
+    randbelow = HashStream(key).randbelow
+    for i in range(len(items) - 1, 0, -1):
+        j = randbelow(i + 1)
+        items[i], items[j] = items[j], items[i]

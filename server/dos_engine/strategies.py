@@ -1,0 +1,101 @@
+"""Bots: a strategy is a function ``(view, legal_actions) -> action``.
+
+``RandomStrategy(seed)`` picks uniformly (seeded, never the global ``random``); ``greedy`` prefers
+colour matches, double matches and getting high-value cards out. ``play_game`` runs self-play.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+from dos_engine.actions import Action, Add, CallDos, Catch, Draw, End, Match, Place
+from dos_engine.game import Bonus, Game, View, declare_match
+from dos_engine.options import Options
+from dos_engine.record import GameRecord
+
+Strategy = Callable[[View, Sequence[Action]], Action]
+
+
+class RandomStrategy:
+    """Uniformly random among the legal actions, from its own seeded generator."""
+
+    def __init__(self, seed: int | str = 0) -> None:
+        self._rng = random.Random(str(seed))
+
+    def __call__(self, view: View, legal: Sequence[Action]) -> Action:
+        return legal[self._rng.randrange(len(legal))]
+
+
+_BONUS_WEIGHT = {Bonus.NONE: 0, Bonus.SINGLE_COLOUR: 30, Bonus.DOUBLE_COLOUR: 60}
+
+
+def _greedy_score(view: View, action: Action) -> int:
+    if isinstance(action, CallDos):
+        return 10_000
+    if isinstance(action, Catch):
+        return 9_000
+    if isinstance(action, Match):
+        target = view.center_row[action.position - 1].card
+        declaration = declare_match(target, action.cards)
+        bonus = declaration.bonus if declaration else Bonus.NONE
+        return (1_000 + _BONUS_WEIGHT[bonus] + 10 * len(action.cards)
+                + sum(c.points for c in action.cards))
+    if isinstance(action, Place):
+        return 500 + action.card.points
+    if isinstance(action, Add):
+        return 100 + action.card.points
+    if isinstance(action, Draw):
+        return 10
+    assert isinstance(action, End)
+    return 0
+
+
+def greedy(view: View, legal: Sequence[Action]) -> Action:
+    """Highest score wins: DOS calls and catches, then the best match, bonus placements
+    (highest points first), adding the highest-value card, drawing, and ending last."""
+    return max(legal, key=lambda action: _greedy_score(view, action))
+
+
+STRATEGIES: dict[str, Callable[[int | str], Strategy]] = {
+    "random": RandomStrategy,
+    "greedy": lambda seed: greedy,
+}
+
+
+def make_strategy(name: str, seed: int | str = 0) -> Strategy:
+    try:
+        return STRATEGIES[name](seed)
+    except KeyError:
+        raise ValueError(f"unknown strategy {name!r}: choose from {', '.join(STRATEGIES)}") from None
+
+
+def play_game(
+    players: Sequence[str],
+    seed: str,
+    strategies: Sequence[Strategy],
+    options: Options | None = None,
+    max_actions: int = 200_000,
+) -> tuple[Game, GameRecord]:
+    """Self-play a whole game; seats other than the current one catch missed DOS calls."""
+    options = options or Options()
+    game = Game.new(players, seed, options)
+    actions: list[tuple[int, str]] = []
+    count = len(players)
+    while not game.is_over:
+        if len(actions) >= max_actions:
+            raise RuntimeError(f"game {seed!r} did not end within {max_actions} actions")
+        if options.dos_call and any(game.dos_missed):
+            for offset in range(1, count):
+                other = (game.current + offset) % count
+                catches = game.legal_actions(other)
+                if catches:
+                    choice = strategies[other](game.view(other), catches)
+                    game.play(choice, other)
+                    actions.append((other, choice.text()))
+        seat = game.current
+        legal = game.legal_actions(seat)
+        choice = strategies[seat](game.view(seat), legal)
+        game.play(choice, seat)
+        actions.append((seat, choice.text()))
+    return game, GameRecord(tuple(players), seed, options, tuple(actions))
