@@ -30,7 +30,9 @@ class EventKind(StrEnum):
     GAME_OVER = "game_over"  # winner, scores, the seed revealed (6.4)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: events are built on the hot path of self-play, and frozen dataclasses pay for
+# object.__setattr__ on every field. Treat them as values all the same.
+@dataclass(slots=True)
 class Event:
     kind: EventKind
     seat: int | None = None

@@ -127,7 +127,19 @@ def declare_match(
     """
     pinned = list(numbers) if numbers is not None else [None] * len(cards)
     found: tuple[int, tuple[int, ...]] | None = None
-    for t in _number_choices(target, target_number):
+    if target_number is None and target.number is not None and numbers is None:
+        # Fast path: nothing declared by the player and a fixed target number.
+        if len(cards) == 1:
+            value = cards[0].number
+            if value is None or value == target.number:
+                found = (target.number, (target.number,))
+            else:
+                return None
+        elif cards[0].number is not None and cards[1].number is not None:
+            if cards[0].number + cards[1].number != target.number:
+                return None
+            found = (target.number, (cards[0].number, cards[1].number))
+    for t in () if found else _number_choices(target, target_number):
         if len(cards) == 1:
             if t in _number_choices(cards[0], pinned[0]):
                 found = (t, (t,))
@@ -389,14 +401,17 @@ class Game:
         Pairs for a fixed number N pair each value v with N - v only; a Wild # pairs with every
         card that leaves it 1-10. ``first_only`` stops at the first match found.
         """
-        counts = [0] * 41
-        for card in hand:
-            counts[card.id] += 1
-        distinct = [ALL_CARDS[i] for i, n in enumerate(counts) if n]
-        wilds = [c for c in distinct if c.number is None]
+        ids = [card.id for card in hand]
+        counts = dict.fromkeys(ids, 0)
+        for i in ids:
+            counts[i] += 1
+        distinct = [ALL_CARDS[i] for i in sorted(counts)]
+        wilds: list[Card] = []
         by_value: dict[int, list[Card]] = {}
         for card in distinct:
-            if card.number is not None:
+            if card.number is None:
+                wilds.append(card)
+            else:
                 by_value.setdefault(card.number, []).append(card)
         out: list[Match] = []
         must_id = must_use.id if must_use is not None else -1
@@ -585,10 +600,12 @@ class Game:
             raise IllegalActionError(f"{name} does not hold two cards now", rule="5.2")
 
     @staticmethod
-    def _check_holds(hand: Sequence[Card], cards: Sequence[Card], rule: str) -> None:
-        for card in set(cards):
-            need = sum(1 for c in cards if c is card)
-            have = sum(1 for c in hand if c is card)
+    def _check_holds(hand: list[Card], cards: Sequence[Card], rule: str) -> None:
+        for card in cards:
+            need = 2 if len(cards) == 2 and cards[0] is cards[1] else 1
+            if need == 1 and card in hand:
+                continue
+            have = hand.count(card)
             if have < need:
                 held = "one" if have == 1 else ("none" if have == 0 else str(have))
                 raise IllegalActionError(
@@ -597,7 +614,7 @@ class Game:
                     rule=rule,
                 )
 
-    def _check_match(self, action: Match, hand: Sequence[Card]) -> Declaration:
+    def _check_match(self, action: Match, hand: list[Card]) -> Declaration:
         if self.bonus_phase:
             raise IllegalActionError(
                 "the turn's matching is over: place bonus cards or end", rule="4.3"
@@ -1053,7 +1070,7 @@ class Game:
 
 
 def _distinct(hand: Sequence[Card]) -> list[Card]:
-    return sorted(set(hand))
+    return [ALL_CARDS[i] for i in sorted({card.id for card in hand})]
 
 
 _MATCH_CACHE: dict[tuple[int, int, int], Match] = {}

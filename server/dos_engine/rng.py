@@ -81,8 +81,36 @@ class HashStream:
 
 
 def shuffle(items: list[T], key: bytes) -> None:
-    """Shuffle ``items`` in place with Fisher–Yates driven by the key's stream."""
-    randbelow = HashStream(key).randbelow
-    for i in range(len(items) - 1, 0, -1):
-        j = randbelow(i + 1)
+    """Shuffle ``items`` in place with Fisher–Yates driven by the key's stream.
+
+    Reads the same stream as :class:`HashStream`, but hashes the blocks a whole deck needs in
+    one go (a deal is on the hot path of self-play).
+    """
+    count = len(items)
+    if count < 2:
+        return
+    blocks = (count + 2) // 4  # one u64 per swap, four per block
+    values = list(
+        struct.unpack(
+            f">{4 * blocks}Q",
+            b"".join(hashlib.sha256(key + n.to_bytes(8, "big")).digest() for n in range(blocks)),
+        )
+    )
+    taken = 0
+    for i in range(count - 1, 0, -1):
+        bound = i + 1
+        limit = _TWO_64 - (_TWO_64 % bound)
+        while True:
+            if taken == len(values):  # only after a rejection: extremely rare
+                values.extend(
+                    _FOUR_U64.unpack(
+                        hashlib.sha256(key + blocks.to_bytes(8, "big")).digest()
+                    )
+                )
+                blocks += 1
+            value = values[taken]
+            taken += 1
+            if value < limit:
+                break
+        j = value % bound
         items[i], items[j] = items[j], items[i]

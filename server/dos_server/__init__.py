@@ -1,1 +1,36 @@
-"""dos_server: the Flask service (issue #3). Not built yet."""
+"""dos_server: the Flask service that stores DOS games and lets players move by HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """App factory: defaults, then the environment, then ``test_config``."""
+    from dos_server import models  # noqa: F401 - registers the tables with the metadata
+    from dos_server.api import games, health
+    from dos_server.config import load_config
+    from dos_server.database import configure_engine
+    from dos_server.extensions import api, db, migrate
+    from dos_server.logs import init_logging
+
+    app = Flask("dos_server", instance_relative_config=True)
+    load_config(app, test_config)
+    init_logging(app)
+    db.init_app(app)
+    migrations = app.config.get("MIGRATIONS_DIR", _migrations_dir())
+    migrate.init_app(app, db, render_as_batch=True, directory=migrations)
+    api.init_app(app)
+    api.register_blueprint(health.blp)
+    api.register_blueprint(games.blp)
+    with app.app_context():
+        configure_engine(app)
+    return app
+
+
+def _migrations_dir() -> str:
+    from pathlib import Path
+
+    return str(Path(__file__).resolve().parents[2] / "migrations")

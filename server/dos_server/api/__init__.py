@@ -1,0 +1,1 @@
+"""HTTP views (flask-smorest blueprints)."""

@@ -1,0 +1,141 @@
+"""HTTP views: parse, call a service, serialize. No transactions or rules here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from dos_server.problems import Problem
+from dos_server.schemas import ActionsIn, CreateGameIn, HistoryQuery, JoinIn
+from dos_server.services import games as service
+
+blp = Blueprint("games", __name__, url_prefix="/api/games",
+                description="Create, join and play games")
+
+
+def _bearer() -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return None
+
+
+def _viewer(game_id: str, *, allow_host: bool = True) -> tuple[Any, service.Viewer]:
+    game = service.get_game(game_id)
+    return game, service.authenticate(game, _bearer(), allow_host=allow_host)
+
+
+@blp.route("")
+class Games(MethodView):
+    @blp.arguments(CreateGameIn)
+    @blp.response(201)
+    @blp.alt_response(422, description="invalid seats or options")
+    def post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Create a game; returns the host token and one invite per named seat (shown once)."""
+        seats = [service.SeatSpec(**seat) for seat in body["seats"]]
+        return service.create_game(seats, body.get("options", {}), body.get("turn_time_limit"))
+
+
+@blp.route("/<game_id>")
+class GameView(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad, expired or revoked token")
+    @blp.alt_response(403, description="token for another game or seat")
+    @blp.alt_response(404, description="no such game")
+    def get(self, game_id: str) -> dict[str, Any]:
+        """The game as your token's seat sees it (no token: as a spectator)."""
+        game, viewer = _viewer(game_id)
+        return service.game_body(game, viewer)
+
+
+@blp.route("/<game_id>/join")
+class Join(MethodView):
+    @blp.arguments(JoinIn)
+    @blp.response(200)
+    @blp.alt_response(401, description="bad, expired or revoked invite")
+    @blp.alt_response(403, description="invite for another game, or wrong code")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="no open seat, or the game is over")
+    @blp.alt_response(422, description="invalid input")
+    def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
+        """Claim a seat: with its invite token, or an open seat with the invite code and a name."""
+        return service.join_game(game_id, body.get("invite"), body.get("code"), body.get("name"))
+
+
+@blp.route("/<game_id>/start")
+class Start(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not the host")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="already started, or too few players")
+    def post(self, game_id: str) -> dict[str, Any]:
+        """Host: start now with the seats filled so far (open seats are removed)."""
+        _, viewer = _viewer(game_id)
+        return service.start_now(game_id, viewer)
+
+
+@blp.route("/<game_id>/actions")
+class Actions(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad, expired or revoked token")
+    @blp.alt_response(403, description="not a player of this game")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="game not started")
+    def get(self, game_id: str) -> dict[str, Any]:
+        """Your legal actions, numbered, with notation and a description."""
+        game, viewer = _viewer(game_id, allow_host=False)
+        return service.legal_actions_body(game, viewer)
+
+    @blp.arguments(ActionsIn)
+    @blp.response(200)
+    @blp.alt_response(400, description="not an action in the notation")
+    @blp.alt_response(401, description="bad, expired or revoked token")
+    @blp.alt_response(403, description="not a player of this game")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="stale version, not your turn, or game not in play")
+    @blp.alt_response(422, description="illegal or ambiguous action (names the rule)")
+    def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
+        """Play one action or a whole turn, all or nothing, against the version you saw."""
+        game, viewer = _viewer(game_id, allow_host=False)
+        if "number" in body:
+            listed = service.legal_actions_body(game, viewer)["actions"]
+            if body["number"] > len(listed):
+                raise Problem(
+                    422, "no-such-action", "No such action",
+                    f"there are {len(listed)} legal actions; choose a number from 1 to "
+                    f"{len(listed)}")
+            actions = [listed[body["number"] - 1]["action"]]
+        elif "turn" in body:
+            actions = [body["turn"]]
+        else:
+            actions = body["actions"]
+        return service.submit_actions(game_id, viewer, body["version"], actions,
+                                      request.headers.get("Idempotency-Key"))
+
+
+@blp.route("/<game_id>/events")
+class History(MethodView):
+    @blp.arguments(HistoryQuery, location="query")
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="token for another game")
+    @blp.alt_response(404, description="no such game")
+    def get(self, query: dict[str, Any], game_id: str) -> dict[str, Any]:
+        """The game's history, oldest first, redacted for you (nobody sees others' draws)."""
+        game, viewer = _viewer(game_id)
+        return service.history_body(game, viewer, query["after"], query["limit"])
+
+
+@blp.route("/<game_id>/record")
+class Record(MethodView):
+    @blp.response(200)
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="the game is not over")
+    def get(self, game_id: str) -> dict[str, Any]:
+        """A finished game as a self-contained record that dos_engine.replay verifies."""
+        return service.record_body(service.get_game(game_id))

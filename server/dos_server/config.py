@@ -1,0 +1,77 @@
+"""Configuration: defaults, then the environment (``DOS_*``, ``DATABASE_URL``, ``SECRET_KEY``)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+DEFAULTS: dict[str, Any] = {
+    "ENV_NAME": "development",  # DOS_ENV_NAME=production makes a missing SECRET_KEY fatal
+    "SECRET_KEY_FALLBACKS": [],
+    "PUBLIC_URL": "http://127.0.0.1:5000",
+    "MAX_CONTENT_LENGTH": 64 * 1024,
+    "TOKEN_MAX_AGE_DAYS": 400,
+    "SQLITE_BUSY_TIMEOUT_SECONDS": 30,
+    "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+    "API_TITLE": "DOS by mail",
+    "API_VERSION": "1",
+    "OPENAPI_VERSION": "3.0.3",
+    "OPENAPI_URL_PREFIX": "/",
+    "OPENAPI_JSON_PATH": "openapi.json",
+    "OPENAPI_REDOC_PATH": "/docs",
+    "OPENAPI_REDOC_URL": "https://cdn.jsdelivr.net/npm/redoc@2/bundles/redoc.standalone.js",
+}
+
+
+class ConfigError(RuntimeError):
+    """The server cannot start with this configuration."""
+
+
+def load_config(app: Flask, test_config: dict[str, Any] | None) -> None:
+    app.config.from_mapping(DEFAULTS)
+    app.config.from_prefixed_env("DOS")
+    if os.environ.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = os.environ["SECRET_KEY"]
+    if os.environ.get("DATABASE_URL"):
+        app.config["SQLALCHEMY_DATABASE_URI"] = os.environ["DATABASE_URL"]
+    if test_config:
+        app.config.update(test_config)
+    uri = app.config.get("SQLALCHEMY_DATABASE_URI") or (
+        "sqlite:///" + str(Path(app.instance_path) / "dos.sqlite3")
+    )
+    app.config["SQLALCHEMY_DATABASE_URI"] = normalize_database_url(uri)
+    fallbacks = app.config["SECRET_KEY_FALLBACKS"]
+    if isinstance(fallbacks, str):  # from the environment: comma-separated
+        app.config["SECRET_KEY_FALLBACKS"] = [k for k in fallbacks.split(",") if k]
+    if not app.config.get("SECRET_KEY"):
+        if app.config["ENV_NAME"] == "production":
+            raise ConfigError(
+                "SECRET_KEY is not set. In production set SECRET_KEY (or DOS_SECRET_KEY) to a "
+                "long random string; tokens are signed with it."
+            )
+        app.config["SECRET_KEY"] = _development_secret(Path(app.instance_path))
+
+
+def normalize_database_url(uri: str) -> str:
+    """Accept the usual spellings of a PostgreSQL URL and use the psycopg 3 driver."""
+    for prefix in ("postgres://", "postgresql://"):
+        if uri.startswith(prefix):
+            return "postgresql+psycopg://" + uri[len(prefix):]
+    return uri
+
+
+def _development_secret(instance: Path) -> str:
+    """A generated key kept in the instance folder, so tokens survive restarts."""
+    instance.mkdir(parents=True, exist_ok=True)
+    path = instance / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_urlsafe(48)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    return key

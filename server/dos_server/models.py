@@ -1,0 +1,98 @@
+"""Tables. A game row holds the engine's serialized state (a snapshot) and a version; the
+append-only event table holds the history, so loading a game never reads its history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from dos_server.extensions import db
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class GameRow(db.Model):  # type: ignore[name-defined,misc]
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))  # waiting | active | finished | cancelled
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    options: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    state: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    seed: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    invite_code: Mapped[str] = mapped_column(String(32), unique=True)
+    host_token_version: Mapped[int] = mapped_column(Integer, default=1)
+    turn_time_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # seconds
+    turn_deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    next_seq: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+    seats: Mapped[list[SeatRow]] = relationship(
+        back_populates="game", order_by="SeatRow.index", cascade="all, delete-orphan"
+    )
+
+    # The services bump ``version`` once per committed request; SQLAlchemy checks it on UPDATE
+    # (a backstop behind the row lock: a lost update raises StaleDataError).
+    __mapper_args__ = {"version_id_col": version, "version_id_generator": False}  # noqa: RUF012
+
+
+class SeatRow(db.Model):  # type: ignore[name-defined,misc]
+    __tablename__ = "seats"
+    __table_args__ = (UniqueConstraint("game_id", "index", name="uq_seats_game_index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    index: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str | None] = mapped_column(String(40), nullable=True)  # None: open seat
+    email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    webhook_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
+    bot: Mapped[str | None] = mapped_column(String(16), nullable=True)  # random | greedy
+    token_version: Mapped[int] = mapped_column(Integer, default=1)
+    claimed: Mapped[bool] = mapped_column(default=False)
+    resigned: Mapped[bool] = mapped_column(default=False)
+
+    game: Mapped[GameRow] = relationship(back_populates="seats")
+
+
+class EventRow(db.Model):  # type: ignore[name-defined,misc]
+    """One history entry: an action a seat took (kind ``action``) or an engine event."""
+
+    __tablename__ = "game_events"
+    __table_args__ = (UniqueConstraint("game_id", "seq", name="uq_game_events_game_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(Integer)  # the game version this event produced
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    data: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    secret: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class IdempotencyRow(db.Model):  # type: ignore[name-defined,misc]
+    """The first answer to a POST with an ``Idempotency-Key``, replayed to retries."""
+
+    __tablename__ = "idempotency_keys"
+
+    game_id: Mapped[str] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[int] = mapped_column(Integer)
+    body: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,157 @@
+"""Every error is ``application/problem+json`` (RFC 9457): one exception type, one handler.
+
+Views and services raise :class:`Problem`; flask-smorest's validation errors (422), werkzeug's
+HTTP errors and any unexpected exception are turned into the same shape. Nothing reaches a
+client as a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import marshmallow as ma
+from flask import Flask, Response, current_app, json
+from flask_smorest import Api
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+PROBLEM_BASE = "https://dos-by-mail.invalid/problems/"
+PROBLEM_JSON = "application/problem+json"
+
+log = logging.getLogger("dos_server.problems")
+
+
+class Problem(Exception):
+    """An error answer: ``kind`` is the last part of the problem ``type`` URI."""
+
+    def __init__(
+        self,
+        status: int,
+        kind: str,
+        title: str,
+        detail: str,
+        *,
+        rule: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.kind = kind
+        self.title = title
+        self.detail = detail
+        self.rule = rule
+        self.headers = dict(headers or {})
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": PROBLEM_BASE + self.kind,
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+        }
+        if self.rule:
+            out["rule"] = self.rule
+        out.update(self.extra)
+        return out
+
+
+class ProblemSchema(ma.Schema):
+    """RFC 9457 problem details, as documented in the OpenAPI document."""
+
+    type = ma.fields.String(required=True)
+    title = ma.fields.String(required=True)
+    status = ma.fields.Integer(required=True)
+    detail = ma.fields.String(required=True)
+    rule = ma.fields.String(metadata={"description": "RULES.md section, for rule errors"})
+    errors = ma.fields.Dict(metadata={"description": "validation errors by location and field"})
+    current_version = ma.fields.Integer(metadata={"description": "with 409: the game's version"})
+    candidates = ma.fields.List(ma.fields.String(), metadata={"description": "ambiguous input"})
+
+
+def problem_response(problem: Problem) -> Response:
+    response = current_app.response_class(
+        json.dumps(problem.body()), status=problem.status, mimetype=PROBLEM_JSON
+    )
+    for name, value in problem.headers.items():
+        response.headers[name] = value
+    return response
+
+
+_TITLES = {
+    400: ("bad-request", "Bad request"),
+    401: ("unauthorized", "Not authorized"),
+    403: ("forbidden", "Forbidden"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    409: ("conflict", "Conflict"),
+    413: ("too-large", "Request too large"),
+    415: ("unsupported-media-type", "Unsupported media type"),
+    422: ("invalid-input", "Invalid input"),
+    429: ("rate-limited", "Too many requests"),
+}
+
+
+def problem_from_http(error: HTTPException) -> Problem:
+    code = error.code or 500
+    kind, title = _TITLES.get(code, ("http-error", error.name))
+    data = getattr(error, "data", None) or {}
+    detail = data.get("message") or error.description or title
+    extra: dict[str, Any] = {}
+    errors = data.get("errors") or data.get("messages")
+    if errors:
+        extra["errors"] = errors
+        if code == 422:
+            detail = "The request has invalid fields: " + _summarize(errors)
+    headers = dict(data.get("headers") or {})
+    if error.response is None:
+        headers.update({k: v for k, v in error.get_headers() if k.lower() == "retry-after"})
+    return Problem(code, kind, title, detail, headers=headers, **extra)
+
+
+_LOCATIONS = ("json", "query", "headers", "form", "files")
+
+
+def _summarize(errors: Any, path: tuple[str, ...] = ()) -> str:
+    """Flatten marshmallow's nested error dict into 'field: message; ...'."""
+    where = ".".join(path) or "body"
+    if isinstance(errors, Mapping):
+        return "; ".join(
+            _summarize(value, path if key in _LOCATIONS else (*path, str(key)))
+            for key, value in errors.items()
+        )
+    if isinstance(errors, list):
+        texts = [e for e in errors if isinstance(e, str)]
+        nested = [_summarize(e, path) for e in errors if not isinstance(e, str)]
+        head = f"{where}: {' '.join(texts)}" if texts else ""
+        return "; ".join(x for x in (head, *nested) if x)
+    return f"{where}: {errors}"
+
+
+class ProblemApi(Api):  # type: ignore[misc]
+    """flask-smorest's Api with problem+json errors, documented as such."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_error_handlers(self) -> None:
+        app: Flask = self._app
+        app.register_error_handler(Problem, problem_response)
+        app.register_error_handler(HTTPException, self.handle_http_exception)
+        app.register_error_handler(Exception, _unexpected)
+
+    def handle_http_exception(self, error: HTTPException) -> Response:
+        if isinstance(error, InternalServerError):
+            return _unexpected(error.original_exception or error)
+        return problem_response(problem_from_http(error))
+
+
+def _unexpected(error: BaseException) -> Response:
+    if isinstance(error, HTTPException) and not isinstance(error, InternalServerError):
+        return problem_response(problem_from_http(error))
+    log.error("unexpected error", exc_info=error)
+    return problem_response(
+        Problem(500, "internal-error", "Internal server error",
+                "Something went wrong on the server; nothing was changed. Please try again.")
+    )

@@ -1,0 +1,77 @@
+"""Request and response schemas (marshmallow, strict numbers), documented in /openapi.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from marshmallow import validate
+
+NAME = validate.And(validate.Length(min=1, max=40),
+                    validate.Regexp(r"^[^\x00-\x1f\x7f;]+$", error="names cannot contain ';' "
+                                    "or control characters"))
+
+
+class StrictInteger(ma.fields.Integer):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+
+class SeatIn(ma.Schema):
+    name = ma.fields.String(validate=NAME, metadata={"description": "omit for an open seat"})
+    email = ma.fields.Email(validate=validate.Length(max=254))
+    webhook_url = ma.fields.URL(schemes={"http", "https"}, require_tld=False,
+                                validate=validate.Length(max=2048))
+    bot = ma.fields.String(validate=validate.OneOf(["random", "greedy"]))
+
+
+class OptionsIn(ma.Schema):
+    after_draw = ma.fields.String(validate=validate.OneOf(["drawn_card", "any"]))
+    dos_call = ma.fields.Boolean(truthy={True}, falsy={False})
+    target_score = StrictInteger(validate=validate.Range(min=1, max=10_000))
+
+
+class CreateGameIn(ma.Schema):
+    seats = ma.fields.List(ma.fields.Nested(SeatIn), required=True,
+                           validate=validate.Length(min=2, max=4))
+    options = ma.fields.Nested(OptionsIn, load_default=dict)
+    turn_time_limit = StrictInteger(
+        allow_none=True, validate=validate.Range(min=60, max=60 * 86400),
+        metadata={"description": "seconds a player has for a turn (60 s to 60 days)"},
+    )
+
+
+class JoinIn(ma.Schema):
+    invite = ma.fields.String(validate=validate.Length(min=1, max=500))
+    code = ma.fields.String(validate=validate.Length(min=1, max=64))
+    name = ma.fields.String(validate=NAME)
+
+
+class ActionsIn(ma.Schema):
+    version = StrictInteger(required=True, validate=validate.Range(min=1),
+                            metadata={"description": "the game version your choice was made on"})
+    actions = ma.fields.List(ma.fields.String(validate=validate.Length(min=1, max=500)),
+                             validate=validate.Length(min=1, max=50),
+                             metadata={"description": "actions in notation, applied in order"})
+    turn = ma.fields.String(validate=validate.Length(min=1, max=2000),
+                            metadata={"description": "a whole turn on one line: 'm1 R5; end'"})
+    number = StrictInteger(validate=validate.Range(min=1),
+                           metadata={"description": "a number from GET .../actions"})
+
+    @ma.validates_schema
+    def _exactly_one(self, data: dict[str, Any], **_: Any) -> None:
+        given = [k for k in ("actions", "turn", "number") if k in data]
+        if len(given) != 1:
+            raise ma.ValidationError("send exactly one of: actions, turn, number")
+
+
+class HistoryQuery(ma.Schema):
+    after = StrictInteger(load_default=0, validate=validate.Range(min=0))
+    limit = StrictInteger(load_default=100, validate=validate.Range(min=1, max=500))
+
+
+class AnyObject(ma.Schema):
+    """A JSON object (documented by example in the README)."""
+
+    class Meta:
+        unknown = ma.INCLUDE

@@ -1,0 +1,1 @@
+"""Services: one transaction per public function."""

@@ -1,0 +1,501 @@
+"""Game services: each public function is one transaction and owns it.
+
+Views call these with parsed input; these lock the game row, check version and turn, apply the
+engine, append events and commit. The engine never sees SQLAlchemy; the ORM never maps engine
+classes: the game row stores ``Game.to_dict()``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+
+from dos_engine import (
+    DosError,
+    Event,
+    EventKind,
+    Game,
+    GameRecord,
+    IllegalActionError,
+    InvalidOptionsError,
+    Options,
+    make_strategy,
+    redact,
+    round_seed,
+    seed_commitment,
+    start_game,
+)
+from dos_engine.errors import AmbiguousActionError, NotYourTurnError
+from dos_server import tokens
+from dos_server.database import write_transaction
+from dos_server.extensions import db
+from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, utcnow
+from dos_server.problems import Problem
+
+BOT_STRATEGIES = ("random", "greedy")
+MAX_BOT_ACTIONS_PER_REQUEST = 20_000
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    name: str | None = None  # None: an open seat, claimed with the game's invite code
+    email: str | None = None
+    webhook_url: str | None = None
+    bot: str | None = None
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is asking: a seat (player token), the host, or a spectator (both None/False)."""
+
+    seat: int | None = None
+    host: bool = False
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
+    query = select(GameRow).where(GameRow.id == game_id)
+    if for_update:
+        query = query.with_for_update()
+    row = db.session.execute(query).scalar_one_or_none()
+    if row is None:
+        raise Problem(404, "game-not-found", "No such game",
+                      f"there is no game {game_id!r} on this server; check the game id")
+    return row
+
+
+def authenticate(game: GameRow, bearer: str | None, *, allow_host: bool = True) -> Viewer:
+    """Map an ``Authorization: Bearer`` token to a viewer of this game (401/403 on failure)."""
+    if not bearer:
+        return Viewer()
+    claims = None
+    for purpose in ("player", "host") if allow_host else ("player",):
+        try:
+            claims = tokens.read(purpose, bearer)
+        except Problem:
+            continue
+        if purpose == "host":
+            _check_game(game, claims.game_id)
+            if claims.version != game.host_token_version:
+                raise tokens.unauthorized("this host token was replaced; use the newest one")
+            return Viewer(host=True)
+        break
+    if claims is None or claims.seat is None:
+        raise tokens.unauthorized(
+            "this is not a valid token for this server (it may be for another server, or cut "
+            "short when copied)"
+        )
+    _check_game(game, claims.game_id)
+    seat = _seat(game, claims.seat)
+    if seat.token_version != claims.version:
+        raise tokens.unauthorized(
+            "this token was revoked (the seat's token was rotated); use the newest token"
+        )
+    return Viewer(seat=seat.index)
+
+
+def _check_game(game: GameRow, token_game: str) -> None:
+    if token_game != game.id:
+        raise Problem(403, "wrong-game", "Token for another game",
+                      f"this token belongs to game {token_game}, not to game {game.id}")
+
+
+def _seat(game: GameRow, index: int) -> SeatRow:
+    for seat in game.seats:
+        if seat.index == index:
+            return seat
+    raise Problem(403, "no-such-seat", "No such seat", f"game {game.id} has no seat {index}")
+
+
+def engine_state(game: GameRow) -> Game:
+    if game.state is None:
+        raise Problem(409, "game-not-started", "Game not started",
+                      "the game has not started yet: it starts when every seat is filled, "
+                      "or when the host starts it")
+    return Game.from_dict(game.state)
+
+
+def game_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
+    """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
+    body: dict[str, Any] = {
+        "id": game.id,
+        "status": game.status,
+        "version": game.version,
+        "you": viewer.seat,
+        "host": viewer.host,
+        "turn_time_limit": game.turn_time_limit,
+        "turn_deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
+        "options": game.options,
+        "seats": [
+            {
+                "seat": seat.index,
+                "name": seat.name,
+                "bot": seat.bot,
+                "claimed": seat.claimed,
+                "resigned": seat.resigned,
+                "open": seat.name is None,
+            }
+            for seat in game.seats
+        ],
+        "view": None,
+        "fairness": None,
+    }
+    if game.state is not None:
+        state = Game.from_dict(game.state)
+        body["view"] = state.view(viewer.seat).to_dict()
+        body["fairness"] = fairness(state)
+    return body
+
+
+def fairness(state: Game) -> dict[str, Any]:
+    """Commitments to every dealt round's seed; the game seed once the game is over."""
+    return {
+        "algorithm": "sha256(round_seed); round_seed = dos_engine.rng.round_seed(seed, round)",
+        "commitments": [
+            seed_commitment(round_seed(state.seed, number))
+            for number in range(1, state.round_no + 1)
+        ],
+        "seed": state.seed if state.is_over else None,
+    }
+
+
+def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
+    if viewer.seat is None:
+        raise Problem(403, "not-a-player", "Players only",
+                      "only a seat's player token can list that seat's legal actions")
+    state = engine_state(game)
+    actions = state.legal_actions(viewer.seat)
+    return {
+        "version": game.version,
+        "seat": viewer.seat,
+        "your_turn": state.current == viewer.seat and not state.is_over,
+        "actions": [
+            {"number": number, "action": action.text(),
+             "description": state.describe(action, viewer.seat)}
+            for number, action in enumerate(actions, start=1)
+        ],
+    }
+
+
+def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[str, Any]:
+    rows = db.session.execute(
+        select(EventRow)
+        .where(EventRow.game_id == game.id, EventRow.seq > after)
+        .order_by(EventRow.seq)
+        .limit(limit)
+    ).scalars().all()
+    events = [_event_out(row, viewer) for row in rows]
+    return {
+        "events": events,
+        "next_after": rows[-1].seq if rows else after,
+        "more": len(rows) == limit,
+    }
+
+
+def _event_out(row: EventRow, viewer: Viewer) -> dict[str, Any]:
+    shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data, "secret": row.secret},
+                   viewer.seat)
+    shown.update({"seq": row.seq, "version": row.version, "at": row.created_at.isoformat()})
+    return shown
+
+
+def record_body(game: GameRow) -> dict[str, Any]:
+    if game.status != "finished" or game.state is None:
+        raise Problem(409, "game-not-finished", "Game not finished",
+                      "a game's record (with its seed) is available once the game is over")
+    state = Game.from_dict(game.state)
+    actions = db.session.execute(
+        select(EventRow.seat, EventRow.data)
+        .where(EventRow.game_id == game.id, EventRow.kind == "action")
+        .order_by(EventRow.seq)
+    ).all()
+    record = GameRecord(state.players, state.seed, state.options,
+                        tuple((seat, data["action"]) for seat, data in actions))
+    return record.to_dict()
+
+
+# -- creating and joining -------------------------------------------------------------------
+
+
+def create_game(
+    seats: Sequence[SeatSpec], options: dict[str, Any], turn_time_limit: int | None
+) -> dict[str, Any]:
+    if not 2 <= len(seats) <= 4:
+        raise _invalid("a game has 2 to 4 seats (RULES.md 2.1)")
+    if all(spec.bot for spec in seats):
+        raise _invalid("at least one seat must be a person, not a bot")
+    for spec in seats:
+        if spec.bot and spec.bot not in BOT_STRATEGIES:
+            raise _invalid(f"unknown bot {spec.bot!r}: choose from {', '.join(BOT_STRATEGIES)}")
+    try:
+        parsed = Options.from_dict(options)
+    except InvalidOptionsError as error:
+        raise _invalid(str(error)) from None
+    _check_unique_names([spec.name or (spec.bot and f"{spec.bot}-bot") for spec in seats])
+    with write_transaction():
+        game = GameRow(
+            id=_new_id(),
+            status="waiting",
+            version=1,
+            options=parsed.to_dict(),
+            invite_code=secrets.token_urlsafe(9),
+            host_token_version=1,
+            turn_time_limit=turn_time_limit,
+            next_seq=1,
+        )
+        for index, spec in enumerate(seats):
+            name = spec.name or (f"{spec.bot}-bot-{index}" if spec.bot else None)
+            game.seats.append(SeatRow(
+                index=index, name=name, email=spec.email, webhook_url=spec.webhook_url,
+                bot=spec.bot, token_version=1, claimed=bool(spec.bot),
+            ))
+        db.session.add(game)
+        db.session.flush()
+        if all(seat.name for seat in game.seats):
+            _start(game)
+        body = game_body(game, Viewer(host=True))
+        body["host_token"] = tokens.issue("host", game.id, None, game.host_token_version)
+        body["invite_code"] = game.invite_code
+        body["invites"] = [
+            {"seat": seat.index, "name": seat.name,
+             "invite": tokens.issue("invite", game.id, seat.index, seat.token_version)}
+            for seat in game.seats
+            if seat.name is not None and not seat.bot
+        ]
+    return body
+
+
+def join_game(game_id: str, invite: str | None, code: str | None, name: str | None) -> dict[str, Any]:
+    """Claim a seat with its invite token, or an open seat with the game's invite code."""
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        if game.status in ("finished", "cancelled"):
+            raise Problem(409, "game-closed", "Game closed", f"game {game.id} is {game.status}")
+        if invite:
+            claims = tokens.read("invite", invite)
+            _check_game(game, claims.game_id)
+            assert claims.seat is not None
+            seat = _seat(game, claims.seat)
+            if seat.token_version != claims.version:
+                raise tokens.unauthorized("this invite was revoked; ask the host for a new one")
+        elif code:
+            if not secrets.compare_digest(code, game.invite_code):
+                raise Problem(403, "bad-invite-code", "Wrong invite code",
+                              "that invite code is not this game's; check it with the host")
+            if not name:
+                raise _invalid("give a name to take an open seat with the invite code")
+            open_seats = [s for s in game.seats if s.name is None]
+            if not open_seats:
+                raise Problem(409, "no-open-seat", "No open seat",
+                              "every seat of this game is taken")
+            _check_unique_names([s.name for s in game.seats if s.name] + [name])
+            seat = open_seats[0]
+            seat.name = name
+        else:
+            raise _invalid("send either an invite token, or the invite code and a name")
+        seat.claimed = True
+        game.version += 1
+        if game.status == "waiting" and all(s.name for s in game.seats):
+            _start(game)
+        token = tokens.issue("player", game.id, seat.index, seat.token_version)
+        body = {"seat": seat.index, "name": seat.name, "player_token": token,
+                "game": game_body(game, Viewer(seat=seat.index))}
+    return body
+
+
+def start_now(game_id: str, viewer: Viewer) -> dict[str, Any]:
+    """The host starts the game with the seats filled so far; open seats are removed."""
+    _require_host(viewer)
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        if game.status != "waiting":
+            raise Problem(409, "already-started", "Already started",
+                          f"game {game.id} is {game.status}, not waiting for players")
+        filled = [s for s in game.seats if s.name is not None]
+        if len(filled) < 2 or all(s.bot for s in filled):
+            raise Problem(409, "not-enough-players", "Not enough players",
+                          "a game needs at least two filled seats, one of them a person")
+        for seat in [s for s in game.seats if s.name is None]:
+            game.seats.remove(seat)
+        for new_index, seat in enumerate(game.seats):
+            seat.index = new_index
+        game.version += 1
+        db.session.flush()
+        _start(game)
+        return game_body(game, viewer)
+
+
+def _require_host(viewer: Viewer) -> None:
+    if not viewer.host:
+        raise Problem(403, "host-only", "Host only", "only the game's host token can do this")
+
+
+def _start(game: GameRow) -> None:
+    """Dealer draw and deal (2.2-2.3) with a fresh secret seed, then bots play if first."""
+    seed = secrets.token_hex(32)
+    names = [seat.name or "" for seat in game.seats]
+    state, events = start_game(names, seed, Options.from_dict(game.options))
+    game.seed = seed
+    game.status = "active"
+    _append(game, events)
+    _run_bots(game, state)
+    _save(game, state)
+
+
+# -- playing --------------------------------------------------------------------------------
+
+
+def submit_actions(
+    game_id: str,
+    viewer: Viewer,
+    expected_version: int,
+    actions: Sequence[str],
+    idempotency_key: str | None,
+) -> dict[str, Any]:
+    """Apply one action or a whole turn atomically for the viewer's seat."""
+    if viewer.seat is None:
+        raise Problem(403, "not-a-player", "Players only", "only a seat's player token can play")
+    request_hash = hashlib.sha256(
+        json.dumps({"version": expected_version, "actions": list(actions)}).encode()
+    ).hexdigest()
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        if idempotency_key:
+            stored = db.session.get(IdempotencyRow, (game.id, viewer.seat, idempotency_key))
+            if stored is not None:
+                if stored.request_hash != request_hash:
+                    raise Problem(422, "idempotency-key-reused", "Idempotency-Key reused",
+                                  "this Idempotency-Key was used for a different request; "
+                                  "use a new key for a new request")
+                return dict(stored.body)
+        if game.status != "active":
+            raise Problem(409, "game-not-active", "Game not in play",
+                          f"game {game.id} is {game.status}")
+        if expected_version != game.version:
+            raise Problem(409, "stale-version", "The game has moved on",
+                          f"you sent version {expected_version} but the game is at version "
+                          f"{game.version}: someone moved first. Reload the game and choose again.",
+                          current_version=game.version)
+        state = engine_state(game)
+        seat = viewer.seat
+        game.version += 1  # one version per committed request
+        text = "; ".join(actions)
+        try:
+            parsed = state.parse_turn(text, seat)
+            events = state.play_turn(parsed, seat)
+        except AmbiguousActionError as error:
+            raise Problem(422, "ambiguous-action", "Ambiguous action", str(error),
+                          candidates=[a.text() for a in error.candidates]) from None
+        except NotYourTurnError as error:
+            raise Problem(409, "not-your-turn", "Not your turn", error.detail,
+                          rule=error.rule) from None
+        except IllegalActionError as error:
+            raise Problem(422, "illegal-action", "Illegal action", error.detail,
+                          rule=error.rule) from None
+        except DosError as error:
+            raise Problem(400, "invalid-action", "Not an action", str(error)) from None
+        first_seq = game.next_seq
+        for action in parsed:
+            _append_action(game, seat, action.text())
+        _append(game, events)
+        _run_bots(game, state)
+        _save(game, state)
+        db.session.flush()
+        new_events = db.session.execute(
+            select(EventRow).where(EventRow.game_id == game.id, EventRow.seq >= first_seq)
+            .order_by(EventRow.seq)
+        ).scalars().all()
+        body = {
+            "version": game.version,
+            "applied": [a.text() for a in parsed],
+            "events": [_event_out(row, viewer) for row in new_events],
+            "game": game_body(game, viewer),
+        }
+        if idempotency_key:
+            db.session.add(IdempotencyRow(game_id=game.id, seat=seat, key=idempotency_key,
+                                          request_hash=request_hash, status=200, body=body))
+    return body
+
+
+def _run_bots(game: GameRow, state: Game) -> None:
+    """Bots (and resigned seats, played by ``random``) move right after the turn before them."""
+    seats = {seat.index: seat for seat in game.seats}
+    for _ in range(MAX_BOT_ACTIONS_PER_REQUEST):
+        if state.is_over:
+            return
+        seat = seats[state.current]
+        if not (seat.bot or seat.resigned):
+            return
+        strategy = make_strategy(seat.bot or "random", f"{state.seed}:{state.actions_played}")
+        legal = state.legal_actions(seat.index)
+        action = strategy(state.view(seat.index), legal)
+        events = state.play(action, seat.index)
+        _append_action(game, seat.index, action.text())
+        _append(game, events)
+    raise RuntimeError("bots did not finish within the per-request limit")
+
+
+def _save(game: GameRow, state: Game) -> None:
+    game.state = state.to_dict()
+    if state.is_over:
+        game.status = "finished"
+        game.turn_deadline = None
+    elif game.turn_time_limit:
+        game.turn_deadline = utcnow() + timedelta(seconds=game.turn_time_limit)
+
+
+def _append_action(game: GameRow, seat: int, text: str) -> None:
+    db.session.add(EventRow(game_id=game.id, seq=game.next_seq, version=game.version,
+                            seat=seat, kind="action", data={"action": text}, secret=None))
+    game.next_seq += 1
+
+
+def _append(game: GameRow, events: Sequence[Event]) -> None:
+    for event in events:
+        stored = event.to_dict()
+        db.session.add(EventRow(
+            game_id=game.id, seq=game.next_seq, version=game.version, seat=event.seat,
+            kind=stored["kind"], data=stored["data"], secret=stored.get("secret"),
+        ))
+        game.next_seq += 1
+
+
+def _new_id() -> str:
+    alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+    return "".join(secrets.choice(alphabet) for _ in range(10))
+
+
+def _check_unique_names(names: Sequence[str | None]) -> None:
+    given = [n.strip().lower() for n in names if n]
+    if len(set(given)) != len(given):
+        raise _invalid("every seat needs a different name")
+
+
+def _invalid(detail: str) -> Problem:
+    return Problem(422, "invalid-input", "Invalid input", detail)
+
+
+__all__ = [
+    "EventKind",
+    "SeatSpec",
+    "Viewer",
+    "authenticate",
+    "create_game",
+    "game_body",
+    "get_game",
+    "history_body",
+    "join_game",
+    "legal_actions_body",
+    "record_body",
+    "start_now",
+    "submit_actions",
+]
