@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: install dev run test lint typecheck bench-engine clean
+.PHONY: install dev run demo test lint typecheck bench-engine clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,14 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
 
-# The server arrives with issue #3; until then `make run` plays a demo game between bots.
+# Upgrades the database (SQLite in server/instance/ unless DATABASE_URL says otherwise), then
+# serves the API on http://127.0.0.1:5000 under gunicorn. (The notification worker comes
+# with issue #5.)
 run: install
+	$(VENV)/bin/flask --app dos_server db upgrade
+	$(VENV)/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --threads 4 dos_server.wsgi:app
+
+demo: install
 	$(PY) -m dos_engine demo
 
 lint: dev

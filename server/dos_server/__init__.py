@@ -13,7 +13,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from dos_server.api import games, health
     from dos_server.config import load_config
     from dos_server.database import configure_engine
-    from dos_server.extensions import api, db, migrate
+    from dos_server.extensions import api, db, limiter, migrate
     from dos_server.logs import init_logging
 
     app = Flask("dos_server", instance_relative_config=True)
@@ -22,6 +22,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     migrations = app.config.get("MIGRATIONS_DIR", _migrations_dir())
     migrate.init_app(app, db, render_as_batch=True, directory=migrations)
+    limiter.init_app(app)
     api.init_app(app)
     api.register_blueprint(health.blp)
     api.register_blueprint(games.blp)

@@ -17,6 +17,10 @@ DEFAULTS: dict[str, Any] = {
     "TOKEN_MAX_AGE_DAYS": 400,
     "SQLITE_BUSY_TIMEOUT_SECONDS": 30,
     "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+    "RATELIMIT_STORAGE_URI": "memory://",
+    "RATELIMIT_HEADERS_ENABLED": True,
+    "RATE_LIMIT_CREATE": "30 per minute; 500 per day",  # per client address
+    "RATE_LIMIT_JOIN": "60 per minute",
     "API_TITLE": "DOS by mail",
     "API_VERSION": "1",
     "OPENAPI_VERSION": "3.0.3",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy.orm import DeclarativeBase
@@ -16,3 +18,5 @@ class Base(DeclarativeBase):
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate()
 api = ProblemApi()
+# Memory storage by default; RATELIMIT_STORAGE_URI=redis://... shares limits between processes.
+limiter = Limiter(key_func=get_remote_address)

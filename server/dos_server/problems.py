@@ -108,6 +108,9 @@ def problem_from_http(error: HTTPException) -> Problem:
     headers = dict(data.get("headers") or {})
     if error.response is None:
         headers.update({k: v for k, v in error.get_headers() if k.lower() == "retry-after"})
+    if code == 429:
+        detail = (f"too many requests from your address (limit: {error.description}); "
+                  "wait a minute and try again")
     return Problem(code, kind, title, detail, headers=headers, **extra)
 
 

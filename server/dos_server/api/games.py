@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import request
+from flask import current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from dos_server.extensions import limiter
 from dos_server.problems import Problem
 from dos_server.schemas import ActionsIn, CreateGameIn, HistoryQuery, JoinIn
 from dos_server.services import games as service
@@ -31,9 +32,11 @@ def _viewer(game_id: str, *, allow_host: bool = True) -> tuple[Any, service.View
 
 @blp.route("")
 class Games(MethodView):
+    @limiter.limit(lambda: current_app.config["RATE_LIMIT_CREATE"])
     @blp.arguments(CreateGameIn)
     @blp.response(201)
     @blp.alt_response(422, description="invalid seats or options")
+    @blp.alt_response(429, description="too many games created from this address")
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         """Create a game; returns the host token and one invite per named seat (shown once)."""
         seats = [service.SeatSpec(**seat) for seat in body["seats"]]
@@ -54,6 +57,7 @@ class GameView(MethodView):
 
 @blp.route("/<game_id>/join")
 class Join(MethodView):
+    @limiter.limit(lambda: current_app.config["RATE_LIMIT_JOIN"])
     @blp.arguments(JoinIn)
     @blp.response(200)
     @blp.alt_response(401, description="bad, expired or revoked invite")
@@ -61,6 +65,7 @@ class Join(MethodView):
     @blp.alt_response(404, description="no such game")
     @blp.alt_response(409, description="no open seat, or the game is over")
     @blp.alt_response(422, description="invalid input")
+    @blp.alt_response(429, description="too many attempts from this address")
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Claim a seat: with its invite token, or an open seat with the invite code and a name."""
         return service.join_game(game_id, body.get("invite"), body.get("code"), body.get("name"))
@@ -139,3 +144,54 @@ class Record(MethodView):
     def get(self, game_id: str) -> dict[str, Any]:
         """A finished game as a self-contained record that dos_engine.replay verifies."""
         return service.record_body(service.get_game(game_id))
+
+
+@blp.route("/<game_id>/cancel")
+class Cancel(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not the host")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="the game has started")
+    def post(self, game_id: str) -> dict[str, Any]:
+        """Host: cancel a game that has not started."""
+        _, viewer = _viewer(game_id)
+        return service.cancel(game_id, viewer)
+
+
+@blp.route("/<game_id>/seats/<int:seat>")
+class Seat(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not the host, or no such seat")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="the game has started, or too few seats would remain")
+    def delete(self, game_id: str, seat: int) -> dict[str, Any]:
+        """Host: remove a seat before the start (seats after it move down; new invites)."""
+        _, viewer = _viewer(game_id)
+        return service.remove_seat(game_id, viewer, seat)
+
+
+@blp.route("/<game_id>/seats/<int:seat>/token")
+class RotateToken(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="neither the host nor this seat")
+    @blp.alt_response(404, description="no such game")
+    def post(self, game_id: str, seat: int) -> dict[str, Any]:
+        """Revoke the seat's tokens and get a new player token (and invite)."""
+        _, viewer = _viewer(game_id)
+        return service.rotate_token(game_id, viewer, seat)
+
+
+@blp.route("/<game_id>/resign")
+class Resign(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not a player")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="already resigned, or the game is over")
+    def post(self, game_id: str) -> dict[str, Any]:
+        """Resign: the random strategy plays your seat from now on."""
+        _, viewer = _viewer(game_id, allow_host=False)
+        return service.resign(game_id, viewer)

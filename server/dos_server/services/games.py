@@ -351,6 +351,89 @@ def _start(game: GameRow) -> None:
     _save(game, state)
 
 
+def cancel(game_id: str, viewer: Viewer) -> dict[str, Any]:
+    """Host: cancel a game that has not started."""
+    _require_host(viewer)
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        if game.status != "waiting":
+            raise Problem(409, "already-started", "Already started",
+                          f"only a game that has not started can be cancelled; this one is "
+                          f"{game.status}")
+        game.status = "cancelled"
+        game.version += 1
+        return game_body(game, viewer)
+
+
+def remove_seat(game_id: str, viewer: Viewer, index: int) -> dict[str, Any]:
+    """Host: remove a seat before the game starts (at least two must remain)."""
+    _require_host(viewer)
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        if game.status != "waiting":
+            raise Problem(409, "already-started", "Already started",
+                          "seats can only be removed before the game starts")
+        seat = _seat(game, index)
+        if len(game.seats) <= 2:
+            raise Problem(409, "too-few-seats", "Too few seats", "a game keeps at least two seats")
+        game.seats.remove(seat)
+        db.session.flush()
+        for new_index, other in enumerate(game.seats):
+            other.index = new_index
+            other.token_version += 1  # seat numbers moved: earlier invites and tokens lapse
+        game.version += 1
+        db.session.flush()
+        if all(s.name for s in game.seats):
+            _start(game)
+        body = game_body(game, viewer)
+        body["invites"] = [
+            {"seat": s.index, "name": s.name,
+             "invite": tokens.issue("invite", game.id, s.index, s.token_version)}
+            for s in game.seats if s.name is not None and not s.bot
+        ]
+        return body
+
+
+def rotate_token(game_id: str, viewer: Viewer, index: int) -> dict[str, Any]:
+    """Revoke a seat's tokens and issue a new one (the host for any seat, a player for theirs)."""
+    if not viewer.host and viewer.seat != index:
+        raise Problem(403, "not-your-seat", "Not your seat",
+                      "only the host or the seat's own player can rotate its token")
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        seat = _seat(game, index)
+        seat.token_version += 1
+        return {
+            "seat": seat.index,
+            "player_token": tokens.issue("player", game.id, seat.index, seat.token_version),
+            "invite": tokens.issue("invite", game.id, seat.index, seat.token_version),
+        }
+
+
+def resign(game_id: str, viewer: Viewer) -> dict[str, Any]:
+    """A player resigns: from now on the ``random`` strategy plays their seat to the end."""
+    if viewer.seat is None:
+        raise Problem(403, "not-a-player", "Players only", "only a seat's player token can resign")
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        if game.status not in ("active", "waiting"):
+            raise Problem(409, "game-not-active", "Game not in play",
+                          f"game {game.id} is {game.status}")
+        seat = _seat(game, viewer.seat)
+        if seat.resigned:
+            raise Problem(409, "already-resigned", "Already resigned", "you have already resigned")
+        seat.resigned = True
+        game.version += 1
+        db.session.add(EventRow(game_id=game.id, seq=game.next_seq, version=game.version,
+                                seat=seat.index, kind="resigned", data={}, secret=None))
+        game.next_seq += 1
+        if game.state is not None:
+            state = Game.from_dict(game.state)
+            _run_bots(game, state)
+            _save(game, state)
+        return game_body(game, viewer)
+
+
 # -- playing --------------------------------------------------------------------------------
 
 
@@ -489,6 +572,7 @@ __all__ = [
     "SeatSpec",
     "Viewer",
     "authenticate",
+    "cancel",
     "create_game",
     "game_body",
     "get_game",
@@ -496,6 +580,9 @@ __all__ = [
     "join_game",
     "legal_actions_body",
     "record_body",
+    "remove_seat",
+    "resign",
+    "rotate_token",
     "start_now",
     "submit_actions",
 ]
