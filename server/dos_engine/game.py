@@ -354,6 +354,8 @@ class Game:
             return []
         if seat is None:
             seat = self.current
+        if not 0 <= seat < len(self.players):
+            return []
         actions: list[Action] = []
         if seat == self.current:
             hand = self.hands[seat]
@@ -690,17 +692,26 @@ class Game:
             self.dos_missed[action.seat] = False
             events.append(Event(EventKind.CAUGHT, action.seat, {"by": seat}))
             self._draw_into(action.seat, 2, "caught", events)
-        if seat == self.current:
-            # The turn ends by itself when 'end' is all its player could do next.
-            while self._only_end_left():
-                self._apply_end(events)
+        # The turn ends by itself when 'end' is all its player could do next (a catch by a
+        # waiting player can leave the current player there too).
+        while self._only_end_left():
+            self._apply_end(events)
         return events
 
     def play_turn(self, actions: Sequence[Action], seat: int | None = None) -> list[Event]:
-        """Apply several actions all or nothing: if one is refused, the game is unchanged."""
+        """Apply several actions all or nothing: if one is refused, the game is unchanged.
+
+        An ``end`` after the seat's turn has already ended by itself is ignored, so
+        ``m1 R5; end`` works whether or not the match left anything else to do.
+        """
+        seat = self.current if seat is None else seat
         trial = self.copy()
         events: list[Event] = []
+        turn_was_ours = seat == self.current and self.winner is None
         for action in actions:
+            ended = trial.current != seat or trial.round_no != self.round_no or trial.is_over
+            if isinstance(action, End) and turn_was_ours and ended:
+                continue
             events.extend(trial.play(action, seat))
         for name in Game.__slots__:
             setattr(self, name, getattr(trial, name))

@@ -217,12 +217,33 @@ def _resolve_match(
         raise IllegalActionError(
             f"Center Row card {position} cannot be matched now", rule="3.1"
         )
+    declared = target_decl is not None or any(
+        spec.number is not None or spec.colour is not None for spec in specs or []
+    )
+    if len(candidates) > 1 and declared:
+        # Declarations narrow shorthand: "R#=7" fits only the CR cards a 7 can match.
+        fitting = [a for a in candidates
+                   if not isinstance(a, Match) or _declarations_error(game, a, target_decl,
+                                                                       specs or []) is None]
+        candidates = fitting or candidates
     if len(candidates) > 1:
         raise AmbiguousActionError(raw, candidates)
     action = candidates[0]
-    if isinstance(action, Match) and (target_decl is not None or specs is not None):
-        _check_declarations(game, action, target_decl, specs or [])
+    if isinstance(action, Match) and declared:
+        error = _declarations_error(game, action, target_decl, specs or [])
+        if error is not None:
+            raise error
     return action
+
+
+def _declarations_error(
+    game: Game, action: Match, target_decl: str | None, specs: list[_CardSpec]
+) -> DosError | None:
+    try:
+        _check_declarations(game, action, target_decl, specs)
+    except DosError as error:
+        return error
+    return None
 
 
 def _check_declarations(

@@ -17,6 +17,15 @@ class StrictInteger(ma.fields.Integer):
         super().__init__(strict=True, **kwargs)
 
 
+class StrictBoolean(ma.fields.Boolean):
+    """Only JSON true/false: ``Boolean(truthy={True})`` alone accepts 1 and 0 (1 == True)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 class SeatIn(ma.Schema):
     name = ma.fields.String(validate=NAME, metadata={"description": "omit for an open seat"})
     email = ma.fields.Email(validate=validate.Length(max=254))
@@ -27,7 +36,7 @@ class SeatIn(ma.Schema):
 
 class OptionsIn(ma.Schema):
     after_draw = ma.fields.String(validate=validate.OneOf(["drawn_card", "any"]))
-    dos_call = ma.fields.Boolean(truthy={True}, falsy={False})
+    dos_call = StrictBoolean()
     target_score = StrictInteger(validate=validate.Range(min=1, max=10_000))
 
 
@@ -66,8 +75,9 @@ class ActionsIn(ma.Schema):
 
 
 class HistoryQuery(ma.Schema):
-    after = StrictInteger(load_default=0, validate=validate.Range(min=0))
-    limit = StrictInteger(load_default=100, validate=validate.Range(min=1, max=500))
+    # Query values arrive as strings: a strict Integer would reject every one of them.
+    after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
 
 
 class AnyObject(ma.Schema):

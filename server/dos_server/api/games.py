@@ -93,7 +93,7 @@ class Actions(MethodView):
     @blp.alt_response(409, description="game not started")
     def get(self, game_id: str) -> dict[str, Any]:
         """Your legal actions, numbered, with notation and a description."""
-        game, viewer = _viewer(game_id, allow_host=False)
+        game, viewer = _viewer(game_id)  # a host token: 403 from the service
         return service.legal_actions_body(game, viewer)
 
     @blp.arguments(ActionsIn)
@@ -106,7 +106,7 @@ class Actions(MethodView):
     @blp.alt_response(422, description="illegal or ambiguous action (names the rule)")
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Play one action or a whole turn, all or nothing, against the version you saw."""
-        game, viewer = _viewer(game_id, allow_host=False)
+        game, viewer = _viewer(game_id)  # a host token: 403 from the service
         if "number" in body:
             listed = service.legal_actions_body(game, viewer)["actions"]
             if body["number"] > len(listed):

@@ -326,8 +326,11 @@ def start_now(game_id: str, viewer: Viewer) -> dict[str, Any]:
                           "a game needs at least two filled seats, one of them a person")
         for seat in [s for s in game.seats if s.name is None]:
             game.seats.remove(seat)
+        db.session.flush()  # delete first: renumbering onto a removed index breaks the unique key
         for new_index, seat in enumerate(game.seats):
-            seat.index = new_index
+            if seat.index != new_index:
+                seat.index = new_index
+                seat.token_version += 1  # its tokens named the old number (maybe another seat's)
         game.version += 1
         db.session.flush()
         _start(game)
