@@ -53,10 +53,14 @@ class Card:
     colour: Colour | None  # None only for Wild DOS, whose colour is declared when used
     number: int | None  # None only for Wild #, whose number is declared when used
     id: int = field(default=-1, compare=False)
+    # A plain attribute, not a property: codes are read on every event of the hot path.
+    code: str = field(default="", compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.id < 0:
             object.__setattr__(self, "id", _card_id(self.kind, self.colour, self.number))
+        if not self.code:
+            object.__setattr__(self, "code", _card_code(self.kind, self.colour, self.number))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Card) and other.id == self.id
@@ -72,10 +76,6 @@ class Card:
 
     def __str__(self) -> str:
         return self.code
-
-    @property
-    def code(self) -> str:
-        return _CODES[self.id]
 
     @property
     def value(self) -> int | None:
@@ -138,6 +138,13 @@ def _card_id(kind: CardKind, colour: Colour | None, number: int | None) -> int:
     if number not in NUMBERS:
         raise ValueError(f"there is no coloured {number} (1.1)")
     return base + NUMBERS.index(number)
+
+
+def _card_code(kind: CardKind, colour: Colour | None, number: int | None) -> str:
+    if kind is CardKind.WILD_DOS:
+        return "W2"
+    assert colour is not None
+    return f"{colour.letter}{'#' if kind is CardKind.WILD_NUMBER else number}"
 
 
 def _build_table() -> tuple[tuple[Card, ...], tuple[str, ...]]:

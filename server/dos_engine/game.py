@@ -416,6 +416,7 @@ class Game:
             else:
                 by_value.setdefault(card.number, []).append(card)
         out: list[Match] = []
+        cache = _MATCH_CACHE
         must_id = must_use.id if must_use is not None else -1
         for index, target in enumerate(self.center_row):
             if self.cr_matched[index] is not None:
@@ -453,10 +454,14 @@ class Game:
                                 pairs.append((w, v))
             for card in singles:
                 if must_id < 0 or card.id == must_id:
-                    out.append(_match(position, card, None))
+                    key = (position, card.id, -1)
+                    match = cache.get(key)
+                    out.append(match if match is not None else _match(position, card, None))
             for a, b in pairs:
                 if must_id < 0 or a.id == must_id or b.id == must_id:
-                    out.append(_match(position, a, b))
+                    key = (position, a.id, b.id)
+                    match = cache.get(key)
+                    out.append(match if match is not None else _match(position, a, b))
             if first_only and out:
                 return out
         return out
@@ -1197,17 +1202,22 @@ def _draw_for_dealer(seed: str, count: int) -> tuple[int, list[dict[str, str]]]:
 
 
 def _from_dict(raw: Mapping[str, Any]) -> Game:
-    if raw.get("schema") != SCHEMA_VERSION:
+    schema = raw.get("schema")
+    if type(schema) is not int or schema != SCHEMA_VERSION:
         raise InvalidStateError(
-            f"unsupported state schema {raw.get('schema')!r} (this engine reads {SCHEMA_VERSION})"
+            f"unsupported state schema {schema!r} (this engine reads {SCHEMA_VERSION})"
         )
     game = object.__new__(Game)
     players = raw["players"]
     if not isinstance(players, list) or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
         raise InvalidStateError("players must be a list of 2 to 4 names")
+    if not all(isinstance(p, str) and p.strip() for p in players):
+        raise InvalidStateError("players must be non-empty names")
+    if not isinstance(raw["seed"], str) or not raw["seed"]:
+        raise InvalidStateError("the seed must be a non-empty string")
     count = len(players)
-    game.players = tuple(str(p) for p in players)
-    game.seed = str(raw["seed"])
+    game.players = tuple(players)
+    game.seed = raw["seed"]
     game.options = Options.from_dict(raw["options"])
 
     def cards(codes: Any) -> list[Card]:

@@ -144,6 +144,16 @@ class ProblemApi(Api):  # type: ignore[misc]
         app.register_error_handler(HTTPException, self.handle_http_exception)
         app.register_error_handler(Exception, _unexpected)
 
+    def _register_responses(self) -> None:
+        # flask-smorest documents its error responses (DEFAULT_ERROR among them) with the
+        # default content type, application/json; ours are application/problem+json.
+        default = self.DEFAULT_RESPONSE_CONTENT_TYPE
+        self.DEFAULT_RESPONSE_CONTENT_TYPE = PROBLEM_JSON
+        try:
+            super()._register_responses()
+        finally:
+            self.DEFAULT_RESPONSE_CONTENT_TYPE = default
+
     def handle_http_exception(self, error: HTTPException) -> Response:
         if isinstance(error, InternalServerError):
             return _unexpected(error.original_exception or error)

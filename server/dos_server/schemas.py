@@ -76,7 +76,8 @@ class ActionsIn(ma.Schema):
 
 class HistoryQuery(ma.Schema):
     # Query values arrive as strings: a strict Integer would reject every one of them.
-    after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0))
+    # Bounded: PostgreSQL compares it with an INTEGER column (a bigger one was a 500).
+    after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
 
 
