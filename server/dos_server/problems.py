@@ -137,6 +137,7 @@ class ProblemApi(Api):  # type: ignore[misc]
     """flask-smorest's Api with problem+json errors, documented as such."""
 
     ERROR_SCHEMA = ProblemSchema
+    DEFAULT_RESPONSE_CONTENT_TYPE: str  # flask-smorest's, annotated for mypy (no new value)
 
     def _register_error_handlers(self) -> None:
         app: Flask = self._app

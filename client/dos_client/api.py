@@ -1,0 +1,85 @@
+"""The server's HTTP API behind one ``requests.Session``: timeouts, retries, problem+json."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from dos_client.errors import DosApiError, ServerUnreachable
+
+TIMEOUT = (5, 30)  # connect, read (seconds)
+
+
+class DosApi:
+    def __init__(self, server: str, token: str | None = None) -> None:
+        self.server = server.rstrip("/")
+        self.session = requests.Session()
+        # GETs are safe to retry; action POSTs carry an Idempotency-Key, so they are too.
+        retry = Retry(total=3, connect=3, read=2, backoff_factor=0.3,
+                      status_forcelist=(502, 503, 504),
+                      allowed_methods=frozenset({"GET", "POST"}), raise_on_status=False)
+        self.session.mount("http://", HTTPAdapter(max_retries=retry))
+        self.session.mount("https://", HTTPAdapter(max_retries=retry))
+        self.session.headers["Accept"] = "application/json, application/problem+json"
+        self.session.headers["User-Agent"] = "dos-client"
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        url = f"{self.server}{path}"
+        try:
+            response = self.session.request(method, url, timeout=TIMEOUT, **kwargs)
+        except requests.ConnectionError:
+            raise ServerUnreachable(
+                f"could not connect to {self.server}. Is the server running (make run)? "
+                "Check the address with `dos-client server` or --server."
+            ) from None
+        except requests.Timeout:
+            raise ServerUnreachable(f"{url} did not answer in time; try again later") from None
+        except requests.RequestException as error:
+            raise ServerUnreachable(f"request to {url} failed: {error}") from None
+        if response.status_code >= 400:
+            raise DosApiError.from_response(response)
+        try:
+            body = response.json()
+        except ValueError:
+            raise ServerUnreachable(
+                f"{self.server} answered with something that is not JSON: is it a DOS server?"
+            ) from None
+        return body if isinstance(body, dict) else {"value": body}
+
+    def create_game(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return self._call("POST", "/api/games", json=payload)
+
+    def join(self, game_id: str, invite: str | None = None, code: str | None = None,
+             name: str | None = None) -> dict[str, Any]:
+        payload = {k: v for k, v in {"invite": invite, "code": code, "name": name}.items() if v}
+        return self._call("POST", f"/api/games/{game_id}/join", json=payload)
+
+    def game(self, game_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/api/games/{game_id}")
+
+    def actions(self, game_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/api/games/{game_id}/actions")
+
+    def submit(self, game_id: str, version: int, actions: list[str]) -> dict[str, Any]:
+        headers = {"Idempotency-Key": str(uuid.uuid4())}
+        return self._call("POST", f"/api/games/{game_id}/actions",
+                          json={"version": version, "actions": actions}, headers=headers)
+
+    def history(self, game_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
+        return self._call("GET", f"/api/games/{game_id}/events",
+                          params={"after": after, "limit": limit})
+
+    def start(self, game_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/api/games/{game_id}/start")
+
+    def resign(self, game_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/api/games/{game_id}/resign")
+
+    def rotate_token(self, game_id: str, seat: int) -> dict[str, Any]:
+        return self._call("POST", f"/api/games/{game_id}/seats/{seat}/token")

@@ -1,0 +1,522 @@
+"""The ``dos-client`` command. Thin: parse, call ``api``, print with ``render``.
+
+Heavy imports (requests, rich) happen inside the commands, so ``--help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from dos_client.config import DEFAULT_SERVER, Store
+from dos_client.errors import (
+    EXIT_REFUSED,
+    EXIT_STALE,
+    EXIT_TIMEOUT,
+    ClientError,
+    DosApiError,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from dos_client.api import DosApi
+
+
+@dataclass
+class Settings:
+    server: str | None
+    profile: str
+    as_json: bool
+    debug: bool
+
+    def store(self) -> Store:
+        return Store(self.profile)
+
+    def server_url(self, store: Store) -> str:
+        return (self.server or store.section.get("server") or DEFAULT_SERVER).rstrip("/")
+
+
+def _out() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _err() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def _api(server: str, token: str | None = None) -> DosApi:
+    from dos_client.api import DosApi
+
+    return DosApi(server, token)
+
+
+def _emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, sort_keys=True))
+
+
+class DosGroup(click.Group):
+    """Turns client errors into one line on stderr and a documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ClientError as error:
+            settings = ctx.obj if isinstance(ctx.obj, Settings) else None
+            if settings is not None and settings.debug:
+                raise
+            if settings is not None and settings.as_json and isinstance(error, DosApiError):
+                _emit_json({"error": error.problem, "status": error.status})
+            click.echo(f"Error: {error.message}", err=True)
+            ctx.exit(error.exit_code)
+
+
+@click.group(cls=DosGroup, context_settings={"auto_envvar_prefix": "DOS",
+                                              "help_option_names": ["-h", "--help"]})
+@click.option("--server", metavar="URL", help=f"DOS server (default {DEFAULT_SERVER}).")
+@click.option("--profile", default="default", show_default=True,
+              help="Which saved identity to use (several players on one machine).")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.version_option(package_name="dos-by-mail", prog_name="dos-client")
+@click.pass_context
+def cli(ctx: click.Context, server: str | None, profile: str, as_json: bool, debug: bool) -> None:
+    """Play DOS games on a DOS-by-mail server from your terminal.
+
+    \b
+    Exit codes: 0 ok, 1 error, 2 usage, 3 refused (not your turn, illegal or
+    ambiguous move), 4 stale (someone moved first), 5 not authorized,
+    6 server unreachable, 7 `wait` timed out.
+    """
+    ctx.obj = Settings(server, profile, as_json, debug)
+
+
+pass_settings = click.make_pass_decorator(Settings)
+
+
+# -- saved games ----------------------------------------------------------------------------
+
+
+def _pick(store: Store, name: str | None) -> tuple[str, dict[str, Any]]:
+    games = store.games
+    if not games:
+        raise ClientError("no saved games: create one with `dos-client new` or join with "
+                          "`dos-client join INVITE`")
+    if name is None:
+        name = store.section.get("current") or next(iter(games))
+    if name not in games:
+        matches = [n for n in games if n.startswith(name) or games[n]["game_id"] == name]
+        if len(matches) != 1:
+            raise ClientError(f"no saved game called {name!r}; saved: {', '.join(games)}")
+        name = matches[0]
+    return name, games[name]
+
+
+def _player_api(settings: Settings, store: Store, entry: dict[str, Any]) -> DosApi:
+    return _api(entry.get("server") or settings.server_url(store),
+                entry.get("token") or entry.get("host_token"))
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("url", required=False)
+@pass_settings
+def server(settings: Settings, url: str | None) -> None:
+    """Show or set the server this profile uses."""
+    store = settings.store()
+    if url:
+        if not re.match(r"^https?://", url):
+            raise click.BadParameter("use a full URL such as http://127.0.0.1:5000", param_hint="URL")
+        store.section["server"] = url.rstrip("/")
+        store.save()
+    current = settings.server_url(store)
+    if settings.as_json:
+        _emit_json({"server": current})
+    else:
+        click.echo(current)
+
+
+def _duration(text: str | None) -> int | None:
+    if not text:
+        return None
+    found = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", text.lower())
+    if not found:
+        raise click.BadParameter("use a number with s, m, h or d, e.g. 36h or 3d")
+    return int(found.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[found.group(2)]
+
+
+@cli.command()
+@click.option("--seat", "seats", multiple=True, metavar="NAME",
+              help="A player's seat (repeat; order is seating order).")
+@click.option("--open", "open_seats", type=click.IntRange(0, 3), default=0,
+              help="Seats left open, claimed later with the invite code.")
+@click.option("--bot", "bots", multiple=True, type=click.Choice(["random", "greedy"]),
+              help="A bot seat (repeat).")
+@click.option("--me", metavar="NAME", help="Join the seat NAME yourself right away.")
+@click.option("--after-draw", type=click.Choice(["drawn_card", "any"]), default="drawn_card",
+              show_default=True, help="What may be matched after drawing (RULES 3.6).")
+@click.option("--dos-call/--no-dos-call", default=False, show_default=True,
+              help="Play with calling DOS and catching (RULES 5).")
+@click.option("--target", type=click.IntRange(1, 10_000), default=200, show_default=True,
+              help="Score that wins the game.")
+@click.option("--turn-limit", metavar="DURATION", help="Time per turn, e.g. 36h or 3d.")
+@click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
+@pass_settings
+def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequence[str],
+        me: str | None, after_draw: str, dos_call: bool, target: int, turn_limit: str | None,
+        label: str | None) -> None:
+    """Create a game and print the invites to hand out."""
+    payload_seats: list[dict[str, Any]] = [{"name": name} for name in seats]
+    payload_seats += [{} for _ in range(open_seats)] + [{"bot": bot} for bot in bots]
+    if not 2 <= len(payload_seats) <= 4:
+        raise click.UsageError("a game has 2 to 4 seats: use --seat, --open and --bot")
+    if me and me not in seats:
+        raise click.UsageError(f"--me {me!r} must be one of the --seat names")
+    store = settings.store()
+    url = settings.server_url(store)
+    created = _api(url).create_game({
+        "seats": payload_seats,
+        "options": {"after_draw": after_draw, "dos_call": dos_call, "target_score": target},
+        "turn_time_limit": _duration(turn_limit),
+    })
+    name = store.unique_name(label or created["id"])
+    store.games[name] = {"game_id": created["id"], "server": url, "seat": None, "token": None,
+                         "host_token": created["host_token"]}
+    store.section["current"] = name
+    invites = {i["name"]: f"{created['id']}:{i['invite']}" for i in created["invites"]}
+    if me:
+        joined = _api(url).join(created["id"], invite=invites.pop(me).split(":", 1)[1])
+        store.games[name].update(seat=joined["seat"], token=joined["player_token"])
+    store.save()
+    if settings.as_json:
+        _emit_json({"game": name, "id": created["id"], "invites": invites,
+                    "invite_code": created["invite_code"] if open_seats else None})
+        return
+    click.echo(f"Created game {created['id']} (saved as {name!r}; you hold the host token).")
+    for seat_name, invite in invites.items():
+        click.echo(f"Invite for {seat_name}: dos-client join {invite}")
+    if open_seats:
+        click.echo(f"Open seats: dos-client join {created['id']} --code "
+                   f"{created['invite_code']} --name YOUR_NAME")
+    if me:
+        click.echo(f"You play as {me}. Next: dos-client show")
+
+
+@cli.command()
+@click.argument("invite")
+@click.option("--code", help="The game's invite code, to take an open seat.")
+@click.option("--name", help="Your name, with --code.")
+@click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
+@pass_settings
+def join(settings: Settings, invite: str, code: str | None, name: str | None,
+         label: str | None) -> None:
+    """Claim your seat with INVITE (GAME:TOKEN as printed by `new`), or GAME --code C --name N."""
+    store = settings.store()
+    url = settings.server_url(store)
+    game_id, _, token = invite.partition(":")
+    if not token and not code:
+        raise click.UsageError("give the whole invite (GAME:TOKEN), or a game id with --code "
+                               "and --name")
+    joined = _api(url).join(game_id, invite=token or None, code=code, name=name)
+    saved = store.unique_name(label or game_id)
+    store.games[saved] = {"game_id": game_id, "server": url, "seat": joined["seat"],
+                          "token": joined["player_token"], "host_token": None}
+    store.section["current"] = saved
+    store.save()
+    if settings.as_json:
+        _emit_json({"game": saved, "seat": joined["seat"], "name": joined["name"]})
+        return
+    click.echo(f"You are {joined['name']} (seat {joined['seat']}) in game {game_id}, saved as "
+               f"{saved!r}.")
+
+
+@cli.command()
+@pass_settings
+def games(settings: Settings) -> None:
+    """Every saved game: whose turn, deadline, scores; * marks games waiting on you."""
+    store = settings.store()
+    rows: list[dict[str, Any]] = []
+    for name, entry in store.games.items():
+        try:
+            game = _player_api(settings, store, entry).game(entry["game_id"])
+        except ClientError as error:
+            rows.append({"game": name, "error": error.message})
+            continue
+        view = game.get("view") or {}
+        seats = [s.get("name") or "?" for s in game["seats"]]
+        mine = (game["status"] == "active" and view.get("current") == entry.get("seat")
+                and entry.get("seat") is not None)
+        rows.append({
+            "game": name, "id": entry["game_id"], "status": game["status"],
+            "turn": seats[view["current"]] if view and game["status"] == "active" else None,
+            "your_turn": mine, "deadline": game.get("turn_deadline"),
+            "scores": dict(zip(seats, view.get("scores", []), strict=False)),
+        })
+    if settings.as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        click.echo("No saved games. Create one with `dos-client new` or join one.")
+    current = store.section.get("current")
+    for row in rows:
+        if "error" in row:
+            click.echo(f"  {row['game']}: {row['error']}")
+            continue
+        mark = "*" if row["your_turn"] else " "
+        here = "(current) " if row["game"] == current else ""
+        scores = ", ".join(f"{k} {v}" for k, v in row["scores"].items())
+        turn = f"{row['turn']} to play" if row["turn"] else row["status"]
+        deadline = f", deadline {row['deadline']}" if row["deadline"] else ""
+        click.echo(f"{mark} {row['game']} {here}· {turn}{deadline} · {scores}")
+
+
+@cli.command()
+@click.argument("game", required=False)
+@pass_settings
+def show(settings: Settings, game: str | None) -> None:
+    """The table as you see it: your hand, the Center Row, scores, whose turn."""
+    from dos_client import render
+
+    store = settings.store()
+    name, entry = _pick(store, game)
+    body = _player_api(settings, store, entry).game(entry["game_id"])
+    if settings.as_json:
+        _emit_json(body)
+        return
+    render.table(_out(), body, name)
+
+
+@cli.command()
+@click.argument("game", required=False)
+@pass_settings
+def moves(settings: Settings, game: str | None) -> None:
+    """Your legal actions, numbered: play one with `dos-client move N`."""
+    from dos_client import render
+
+    store = settings.store()
+    _, entry = _pick(store, game)
+    listing = _player_api(settings, store, entry).actions(entry["game_id"])
+    if settings.as_json:
+        _emit_json(listing)
+        return
+    render.moves(_out(), listing)
+
+
+def _split_game(store: Store, words: Sequence[str]) -> tuple[str | None, str]:
+    if len(words) >= 2 and words[0] in store.games:
+        return words[0], " ".join(words[1:])
+    return None, " ".join(words)
+
+
+def _choose(listing: dict[str, Any], text: str) -> list[str]:
+    """Turn the user's input into action texts, checking what can be checked before sending."""
+    listed = [entry["action"] for entry in listing["actions"]]
+    stripped = text.strip()
+    if stripped.isdigit():
+        number = int(stripped)
+        if not 1 <= number <= len(listed):
+            raise ClientError(f"there are {len(listed)} legal actions; choose 1 to "
+                              f"{len(listed)} (see `dos-client moves`)", EXIT_REFUSED)
+        return [listed[number - 1]]
+    if not listing.get("your_turn") and not any(a.startswith("catch") for a in listed):
+        raise ClientError("it is not your turn; `dos-client wait` tells you when it is",
+                          EXIT_REFUSED)
+    from dos_engine import DosError, parse_turn
+
+    try:
+        first = parse_turn(stripped)[0].text()
+    except DosError:
+        return [stripped]  # shorthand: the server resolves it against the full position
+    if first not in listed:
+        import difflib
+
+        close = difflib.get_close_matches(first, listed, n=3, cutoff=0.5)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise ClientError(f"{first!r} is not a legal action now.{hint} "
+                          "See `dos-client moves`.", EXIT_REFUSED)
+    return [stripped]
+
+
+@cli.command()
+@click.argument("words", nargs=-1, required=True, metavar="[GAME] MOVE")
+@pass_settings
+def move(settings: Settings, words: Sequence[str]) -> None:
+    """Play a numbered move (`move 3`) or notation (`move "m1 R5; m2 B3+Y4; end"`)."""
+    store = settings.store()
+    game, text = _split_game(store, words)
+    _play(settings, store, game, text)
+
+
+@cli.command()
+@click.argument("game", required=False)
+@pass_settings
+def draw(settings: Settings, game: str | None) -> None:
+    """Draw a card (then `move` to match with it or add a card)."""
+    _play(settings, settings.store(), game, "draw")
+
+
+def _play(settings: Settings, store: Store, game: str | None, text: str) -> None:
+    from dos_client import render
+
+    name, entry = _pick(store, game)
+    if entry.get("token") is None:
+        raise ClientError("you hold no seat in this game (only the host token); join a seat "
+                          "with its invite first")
+    api = _player_api(settings, store, entry)
+    listing = api.actions(entry["game_id"])
+    chosen = _choose(listing, text)
+    try:
+        result = api.submit(entry["game_id"], listing["version"], chosen)
+    except DosApiError as error:
+        if error.kind != "stale-version":
+            raise
+        fresh = api.game(entry["game_id"])
+        if not settings.as_json:
+            click.echo("Someone moved first, so nothing was played. The table now:", err=True)
+            render.table(_out(), fresh, name)
+        raise ClientError("the game changed before your move arrived; look again and choose",
+                          EXIT_STALE) from None
+    if settings.as_json:
+        _emit_json(result)
+        return
+    console = _out()
+    names = render.names_of(result["game"])
+    for event in result["events"]:
+        line = render.event_line(event, names)
+        if line:
+            console.print(line)
+    render.table(console, result["game"], name)
+
+
+@cli.command()
+@click.argument("game", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Every event, not just the last 30.")
+@pass_settings
+def history(settings: Settings, game: str | None, show_all: bool) -> None:
+    """The game's history, as you may see it."""
+    from dos_client import render
+
+    store = settings.store()
+    _, entry = _pick(store, game)
+    api = _player_api(settings, store, entry)
+    events: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        page = api.history(entry["game_id"], after=after, limit=500)
+        events.extend(page["events"])
+        after = page["next_after"]
+        if not page["more"]:
+            break
+    if settings.as_json:
+        _emit_json(events)
+        return
+    names = render.names_of(api.game(entry["game_id"]))
+    lines = [line for e in events if (line := render.event_line(e, names))]
+    for line in lines if show_all else lines[-30:]:
+        click.echo(line)
+
+
+@cli.command()
+@click.argument("games_", nargs=-1, metavar="[GAME]...")
+@click.option("--timeout", type=click.FloatRange(min=0), default=3600, show_default=True,
+              help="Give up after this many seconds (exit 7).")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="First polling interval; it backs off up to 60 s.")
+@pass_settings
+def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: float) -> None:
+    """Block until it is your turn in any of the games (default: all saved games)."""
+    store = settings.store()
+    names = list(games_) or list(store.games)
+    if not names:
+        raise ClientError("no saved games to wait for")
+    entries = [_pick(store, n) for n in names]
+    deadline = time.monotonic() + timeout
+    delay = interval
+    console = _err()
+    with console.status("Waiting for your turn...", spinner="dots"):
+        while True:
+            for name, entry in entries:
+                body = _player_api(settings, store, entry).game(entry["game_id"])
+                view = body.get("view") or {}
+                if body["status"] == "active" and view.get("current") == entry.get("seat"):
+                    if settings.as_json:
+                        _emit_json({"game": name, "id": entry["game_id"]})
+                    else:
+                        click.echo(f"Your turn in {name}.")
+                    return
+                if body["status"] == "finished" and len(entries) == 1:
+                    click.echo(f"{name} is over.")
+                    return
+            if time.monotonic() + delay > deadline:
+                raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
+            time.sleep(delay)
+            delay = min(delay * 1.5, 60.0)
+
+
+@cli.command()
+@click.argument("game", required=False)
+@click.confirmation_option(prompt="Resign? A random bot plays your seat to the end.")
+@pass_settings
+def resign(settings: Settings, game: str | None) -> None:
+    """Resign: the server's random bot plays your seat from now on."""
+    store = settings.store()
+    name, entry = _pick(store, game)
+    _player_api(settings, store, entry).resign(entry["game_id"])
+    click.echo(f"You resigned from {name}.")
+
+
+@cli.command()
+@click.argument("game", required=False)
+@pass_settings
+def start(settings: Settings, game: str | None) -> None:
+    """Host: start now with the seats filled so far."""
+    store = settings.store()
+    name, entry = _pick(store, game)
+    if not entry.get("host_token"):
+        raise ClientError("only the host can start a game early")
+    _api(entry["server"], entry["host_token"]).start(entry["game_id"])
+    click.echo(f"{name} started.")
+
+
+@cli.group()
+def token() -> None:
+    """Manage your token for a game."""
+
+
+@token.command("rotate")
+@click.argument("game", required=False)
+@click.option("--show", is_flag=True, help="Print the new token (it is saved either way).")
+@pass_settings
+def token_rotate(settings: Settings, game: str | None, show: bool) -> None:
+    """Revoke your seat's token everywhere and save a new one."""
+    store = settings.store()
+    name, entry = _pick(store, game)
+    if entry.get("seat") is None:
+        raise ClientError("you hold no seat in this game")
+    rotated = _player_api(settings, store, entry).rotate_token(entry["game_id"], entry["seat"])
+    entry["token"] = rotated["player_token"]
+    store.save()
+    click.echo(f"New token saved for {name}; the old one no longer works.")
+    if show:
+        click.echo(rotated["player_token"])
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    sys.exit(cli.main(args=list(argv) if argv is not None else None, prog_name="dos-client"))
+
+
+if __name__ == "__main__":
+    main()

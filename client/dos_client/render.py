@@ -1,0 +1,123 @@
+"""Human output with rich: coloured cards that stay readable without colour (NO_COLOR, pipes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+_STYLES = {"R": "bold red", "G": "bold green", "B": "bold blue", "Y": "bold yellow",
+           "W": "bold magenta"}
+
+
+def card(code: str) -> Text:
+    """A card as ``[R5]``; the code itself carries the colour letter, so no meaning is lost."""
+    return Text(f"[{code}]", style=_STYLES.get(code[:1].upper(), ""))
+
+
+def cards(codes: Sequence[str]) -> Text:
+    out = Text()
+    for index, code in enumerate(codes):
+        if index:
+            out.append(" ")
+        out.append_text(card(code))
+    return out
+
+
+def names_of(game: dict[str, Any]) -> list[str]:
+    return [seat.get("name") or f"seat {seat['seat']}" for seat in game["seats"]]
+
+
+def table(console: Console, game: dict[str, Any], label: str) -> None:
+    """The table as the token's seat sees it."""
+    names = names_of(game)
+    view = game.get("view")
+    header = Text(f"{label} ({game['id']}) · {game['status']} · version {game['version']}",
+                  style="bold")
+    console.print(header)
+    if view is None:
+        waiting = [s["seat"] for s in game["seats"] if s.get("open")]
+        console.print(f"Waiting for players: {len(waiting)} open seat(s). "
+                      "The game starts when every seat is filled or the host starts it.")
+        return
+    you = game.get("you")
+    current = view["current"]
+    if view.get("winner") is not None:
+        console.print(Text(f"Game over: {names[view['winner']]} won.", style="bold"))
+    else:
+        whose = "your turn" if current == you else f"{names[current]}'s turn"
+        line = f"Round {view['round']} · {whose}"
+        if game.get("turn_deadline"):
+            line += f" · deadline {game['turn_deadline']}"
+        console.print(line)
+    scores = " · ".join(f"{names[i]} {s}" for i, s in enumerate(view["scores"]))
+    console.print(f"Scores: {scores} (target {view['options']['target_score']})")
+    row = Text("Center Row: ")
+    for slot in view["center_row"]:
+        row.append(f" {slot['position']}:")
+        row.append_text(card(slot["card"]))
+        if slot.get("matched_with"):
+            row.append("←")
+            row.append_text(cards(slot["matched_with"]))
+    console.print(row)
+    if view.get("hand") is not None:
+        hand = Text("Your hand:   ")
+        hand.append_text(cards(view["hand"]))
+        console.print(hand)
+        if view.get("drawn"):
+            drawn = Text("You drew:    ")
+            drawn.append_text(card(view["drawn"]))
+            console.print(drawn)
+    others = " · ".join(
+        f"{names[i]} {n} card{'s' if n != 1 else ''}"
+        for i, n in enumerate(view["hand_sizes"]) if i != you
+    )
+    console.print(f"Others: {others} · draw pile {view['draw_pile_size']}")
+    if view.get("placements_left"):
+        console.print(f"You may place {view['placements_left']} bonus card(s), then `end`.")
+
+
+def moves(console: Console, listing: dict[str, Any]) -> None:
+    if not listing["actions"]:
+        console.print("No legal actions for you right now.")
+        return
+    grid = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    grid.add_column("#", justify="right")
+    grid.add_column("notation")
+    grid.add_column("what it does")
+    for entry in listing["actions"]:
+        grid.add_row(str(entry["number"]), entry["action"], entry["description"])
+    console.print(grid)
+    if not listing.get("your_turn"):
+        console.print("(It is not your turn.)")
+
+
+def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
+    kind = event["kind"]
+    data = event.get("data", {})
+    seat = event.get("seat")
+    who = names[seat] if seat is not None and seat < len(names) else "?"
+    if kind == "action":
+        return f"{who}: {data['action']}"
+    if kind == "matched":
+        bonus = {"single_colour": " (colour match!)",
+                 "double_colour": " (double colour match: everyone else draws)"}
+        return (f"  {who} matched {data['target']} with {'+'.join(data['cards'])}"
+                f"{bonus.get(data.get('bonus', ''), '')}")
+    if kind == "drew" and data.get("reason") != "deal":
+        got = f": {' '.join(data['cards'])}" if data.get("cards") else ""
+        return f"  {who} drew {data['count']} ({data['reason'].replace('_', ' ')}){got}"
+    if kind == "round_over":
+        return f"Round {data['round']} over: {who} went out and scores {data['scored']}."
+    if kind == "game_over":
+        return f"Game over: {who} wins with {data['scores'][seat]} points."
+    if kind == "dos_missed":
+        return f"  {who} did not call DOS!"
+    if kind == "caught":
+        return f"  {who} was caught without calling DOS."
+    if kind == "resigned":
+        return f"{who} resigned."
+    return None
