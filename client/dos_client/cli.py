@@ -325,6 +325,9 @@ def _choose(listing: dict[str, Any], text: str) -> list[str]:
     """Turn the user's input into action texts, checking what can be checked before sending."""
     listed = [entry["action"] for entry in listing["actions"]]
     stripped = text.strip()
+    if not listed:
+        raise ClientError("you have no legal action now: it is not your turn "
+                          "(`dos-client wait` tells you when it is)", EXIT_REFUSED)
     if stripped.isdigit():
         number = int(stripped)
         if not 1 <= number <= len(listed):
