@@ -76,8 +76,11 @@ class DosGroup(click.Group):
             settings = ctx.obj if isinstance(ctx.obj, Settings) else None
             if settings is not None and settings.debug:
                 raise
-            if settings is not None and settings.as_json and isinstance(error, DosApiError):
-                _emit_json({"error": error.problem, "status": error.status})
+            if settings is not None and settings.as_json:
+                if isinstance(error, DosApiError):
+                    _emit_json({"error": error.problem, "status": error.status})
+                else:
+                    _emit_json({"error": {"detail": error.message}, "status": None})
             click.echo(f"Error: {error.message}", err=True)
             ctx.exit(error.exit_code)
 
@@ -461,7 +464,10 @@ def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: fl
                         click.echo(f"Your turn in {name}.")
                     return
                 if body["status"] == "finished" and len(entries) == 1:
-                    click.echo(f"{name} is over.")
+                    if settings.as_json:
+                        _emit_json({"game": name, "id": entry["game_id"], "finished": True})
+                    else:
+                        click.echo(f"{name} is over.")
                     return
             if time.monotonic() + delay > deadline:
                 raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
@@ -478,6 +484,9 @@ def resign(settings: Settings, game: str | None) -> None:
     store = settings.store()
     name, entry = _pick(store, game)
     _player_api(settings, store, entry).resign(entry["game_id"])
+    if settings.as_json:
+        _emit_json({"game": name, "resigned": True})
+        return
     click.echo(f"You resigned from {name}.")
 
 
@@ -490,7 +499,10 @@ def start(settings: Settings, game: str | None) -> None:
     name, entry = _pick(store, game)
     if not entry.get("host_token"):
         raise ClientError("only the host can start a game early")
-    _api(entry["server"], entry["host_token"]).start(entry["game_id"])
+    _api(entry.get("server") or settings.server_url(store), entry["host_token"]).start(entry["game_id"])
+    if settings.as_json:
+        _emit_json({"game": name, "started": True})
+        return
     click.echo(f"{name} started.")
 
 
@@ -512,6 +524,10 @@ def token_rotate(settings: Settings, game: str | None, show: bool) -> None:
     rotated = _player_api(settings, store, entry).rotate_token(entry["game_id"], entry["seat"])
     entry["token"] = rotated["player_token"]
     store.save()
+    if settings.as_json:
+        _emit_json({"game": name, "rotated": True,
+                    **({"player_token": rotated["player_token"]} if show else {})})
+        return
     click.echo(f"New token saved for {name}; the old one no longer works.")
     if show:
         click.echo(rotated["player_token"])

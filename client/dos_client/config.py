@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dos_client.errors import ClientError
+
 DEFAULT_SERVER = "http://127.0.0.1:5000"
 
 
@@ -27,7 +29,15 @@ class Store:
         self.profile = profile
         self.data: dict[str, Any] = {"profiles": {}}
         if self.path.exists():
-            self.data = json.loads(self.path.read_text() or '{"profiles": {}}')
+            try:
+                loaded = json.loads(self.path.read_text() or '{"profiles": {}}')
+            except (OSError, UnicodeDecodeError, ValueError) as error:
+                raise ClientError(f"cannot read the config file {self.path}: {error}. Fix or "
+                                  "remove it (it holds your saved games and tokens).") from None
+            if not isinstance(loaded, dict):
+                raise ClientError(f"the config file {self.path} is not a JSON object; fix or "
+                                  "remove it")
+            self.data = loaded
 
     @property
     def section(self) -> dict[str, Any]:

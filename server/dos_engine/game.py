@@ -1270,9 +1270,22 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game.actions_played = natural(raw["actions_played"])
     if len(game.scores) != count or len(game.hands) != count or len(game.dos_missed) != count:
         raise InvalidStateError("scores, hands and dos_missed need one entry per player")
-    if game.card_count() != DECK_SIZE or sorted(_all_cards(game)) != sorted(new_deck()):
+    counts = [0] * len(ALL_CARDS)
+    for card in _all_cards(game):
+        counts[card.id] += 1
+    if counts != _DECK_COUNTS:
         raise InvalidStateError("the state does not hold exactly the 108 cards of a deck")
     return game
+
+
+def _deck_counts() -> list[int]:
+    counts = [0] * len(ALL_CARDS)
+    for card in new_deck():
+        counts[card.id] += 1
+    return counts
+
+
+_DECK_COUNTS = _deck_counts()
 
 
 def _all_cards(game: Game) -> list[Card]:

@@ -16,7 +16,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "TOKEN_MAX_AGE_DAYS": 400,
     "SQLITE_BUSY_TIMEOUT_SECONDS": 30,
-    "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+    # No pre-ping: it costs a round trip per request; recycling bounds a connection's age.
+    "SQLALCHEMY_ENGINE_OPTIONS": {"pool_recycle": 300},
     "RATELIMIT_STORAGE_URI": "memory://",
     "RATELIMIT_HEADERS_ENABLED": True,
     "RATE_LIMIT_CREATE": "30 per minute; 500 per day",  # per client address

@@ -28,12 +28,13 @@ class JsonFormatter(logging.Formatter):
 
 def init_logging(app: Flask) -> None:
     logger = logging.getLogger("dos_server")
-    if not logger.handlers:
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
+    if not any(isinstance(h.formatter, JsonFormatter) for h in logger.handlers):
         handler = logging.StreamHandler()
         handler.setFormatter(JsonFormatter())
         logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
+    logger.propagate = False
     access = logging.getLogger("dos_server.access")
 
     @app.before_request

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import pytest
 from hypothesis import given, settings
@@ -504,6 +505,21 @@ def test_declaration_narrows_shorthand_to_the_one_fitting_cr_card() -> None:
     assert game.parse_action("R#=5") == m(2, "R#")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("R#=7", {m(1, "R#"), m(3, "R#")}),  # a 7, or the Wild # in the CR as 7
+        ("R#=5", {m(2, "R#"), m(3, "R#")}),
+        ("W2=B", {m(4, "W2")}),  # on the G# it would give up the colour bonus (3.5)
+        ("W2=G", {m(3, "W2"), m(4, "W2")}),
+        ("W2=2", {m(3, "W2"), m(4, "W2")}),
+        ("B3+W2=B", {m(2, "B3", "W2"), m(3, "B3", "W2")}),
+    ],
+)
+def test_declarations_narrow_the_candidates(wild: Game, text: str, expected: set[Match]) -> None:
+    expect_resolution(wild, text, expected)
+
+
 # -- whole turns with the lenient parser --------------------------------------------------------------
 
 
@@ -574,7 +590,7 @@ def random_position(seed: str, steps: int, after_draw: str, count: int) -> Game:
     return game
 
 
-def expect_resolution(game: Game, text: str, expected: set[Action]) -> None:
+def expect_resolution(game: Game, text: str, expected: AbstractSet[Action]) -> None:
     assert expected, text
     if len(expected) == 1:
         assert game.parse_action(text) == next(iter(expected)), text

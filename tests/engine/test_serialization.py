@@ -224,7 +224,9 @@ MALFORMED: dict[str, Mutation] = {
     "one player": setter(["players"], ["ann"]),
     "five players": setter(["players"], ["a", "b", "c", "d", "e"]),
     "players not names": setter(["players"], [1, 2, 3]),
+    "blank player name": setter(["players", 1], "  "),
     "seed null": setter(["seed"], None),
+    "seed empty": setter(["seed"], ""),
     "seed a number": setter(["seed"], 12345),
     "options not a mapping": setter(["options"], "dos_call"),
     "unknown option": setter(["options", "colour_blind"], True),
@@ -305,7 +307,7 @@ def test_invalid_state_error_is_a_dos_error() -> None:
     assert issubclass(InvalidStateError, ValueError)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(data=st.data())
 def test_fuzzed_states_raise_only_invalid_state_error(
     valid_state: dict[str, Any], data: st.DataObject

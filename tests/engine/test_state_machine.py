@@ -176,7 +176,7 @@ def check_events(events: Sequence[Event], seats: int) -> None:
 
 def hidden_reshuffled(state: Mapping[str, Any], seat: int | None) -> dict[str, Any]:
     """The same state with the cards ``seat`` cannot see (draw pile, other hands) redealt."""
-    out = json.loads(json.dumps(state))
+    out: dict[str, Any] = json.loads(json.dumps(state))
     others = [i for i in range(len(out["hands"])) if i != seat]
     pool = list(out["draw_pile"]) + [code for i in others for code in out["hands"][i]]
     pool.reverse()
@@ -336,6 +336,36 @@ class DosMachine(RuleBasedStateMachine):
             legal = self.g.legal_actions(seat)
             self.play(seat, legal[index % len(legal)])
 
+    @rule(indices=st.lists(st.integers(0, 10_000), min_size=1, max_size=8), upper=st.booleans())
+    def play_whole_turn_as_text(self, indices: list[int], upper: bool) -> None:
+        """A turn typed on one line ("m1 R5; m2 B3+Y4; end"), parsed with the lenient
+        ``parse_turn`` and played all at once with ``play_turn``; once the turn is over, an
+        ``end`` typed after it is ignored (README "Move notation")."""
+        game = self.g
+        if game.is_over:
+            return
+        seat, round_no = game.current, game.round_no
+        trial = game.copy()
+        played: list[Action] = []
+        events: list[Event] = []
+        for index in indices:
+            legal = trial.legal_actions(seat)
+            played.append(legal[index % len(legal)])
+            events.extend(trial.play(played[-1], seat))
+            if trial.current != seat or trial.round_no != round_no or trial.is_over:
+                played_text = "; ".join(a.text() for a in played) + "; end"
+                break
+        else:
+            played_text = "; ".join(a.text() for a in played)
+        text = played_text.upper() if upper else played_text
+        turn = game.parse_turn(text, seat)
+        assert turn[: len(played)] == played
+        assert [e.to_dict() for e in game.play_turn(turn, seat)] == [e.to_dict() for e in events]
+        assert game == trial
+        self.record.extend((seat, a.text()) for a in played)
+        self.events.extend(e.to_dict() for e in events)
+        check_events(events, len(game.players))
+
     @rule(offset=st.integers(1, 3), index=st.integers(0, 10_000))
     def play_other_seat(self, offset: int, index: int) -> None:
         count = len(self.g.players)
@@ -353,8 +383,9 @@ class DosMachine(RuleBasedStateMachine):
     def try_random_action(self, data: st.DataObject, other_seat: bool) -> None:
         game = self.g
         count = len(game.players)
-        seat = data.draw(st.integers(0, count - 1)) if other_seat else game.current
-        action = data.draw(plausible_actions(game, seat))
+        # Now and then a seat that does not exist: nothing is listed for it, nothing is legal.
+        seat = data.draw(st.integers(-1, count)) if other_seat else game.current
+        action = data.draw(plausible_actions(game, seat if 0 <= seat < count else 0))
         before = game.to_dict()
         listed = action in game.legal_actions(seat)
         assert game.is_legal(action, seat) == listed, (seat, action.text())

@@ -9,7 +9,6 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from dos_server.extensions import limiter
-from dos_server.problems import Problem
 from dos_server.schemas import ActionsIn, CreateGameIn, HistoryQuery, JoinIn
 from dos_server.services import games as service
 
@@ -106,21 +105,10 @@ class Actions(MethodView):
     @blp.alt_response(422, description="illegal or ambiguous action (names the rule)")
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Play one action or a whole turn, all or nothing, against the version you saw."""
-        game, viewer = _viewer(game_id)  # a host token: 403 from the service
-        if "number" in body:
-            listed = service.legal_actions_body(game, viewer)["actions"]
-            if body["number"] > len(listed):
-                raise Problem(
-                    422, "no-such-action", "No such action",
-                    f"there are {len(listed)} legal actions; choose a number from 1 to "
-                    f"{len(listed)}")
-            actions = [listed[body["number"] - 1]["action"]]
-        elif "turn" in body:
-            actions = [body["turn"]]
-        else:
-            actions = body["actions"]
-        return service.submit_actions(game_id, viewer, body["version"], actions,
-                                      request.headers.get("Idempotency-Key"))
+        actions = [body["turn"]] if "turn" in body else body.get("actions")
+        return service.submit_actions(game_id, _bearer(), body["version"], actions,
+                                      request.headers.get("Idempotency-Key"),
+                                      number=body.get("number"))
 
 
 @blp.route("/<game_id>/events")
@@ -193,5 +181,5 @@ class Resign(MethodView):
     @blp.alt_response(409, description="already resigned, or the game is over")
     def post(self, game_id: str) -> dict[str, Any]:
         """Resign: the random strategy plays your seat from now on."""
-        _, viewer = _viewer(game_id, allow_host=False)
+        _, viewer = _viewer(game_id)
         return service.resign(game_id, viewer)

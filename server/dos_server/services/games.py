@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import selectinload
 
 from dos_engine import (
     DosError,
@@ -63,7 +64,9 @@ class Viewer:
 
 
 def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
-    query = select(GameRow).where(GameRow.id == game_id)
+    # Seats come in one more SELECT now, not lazily later (a lazy load would autoflush a
+    # half-made change and cost a second UPDATE of the game row).
+    query = select(GameRow).where(GameRow.id == game_id).options(selectinload(GameRow.seats))
     if for_update:
         query = query.with_for_update()
     row = db.session.execute(query).scalar_one_or_none()
@@ -124,7 +127,7 @@ def engine_state(game: GameRow) -> Game:
     return Game.from_dict(game.state)
 
 
-def game_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
+def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[str, Any]:
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
     body: dict[str, Any] = {
         "id": game.id,
@@ -150,7 +153,7 @@ def game_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
         "fairness": None,
     }
     if game.state is not None:
-        state = Game.from_dict(game.state)
+        state = state or Game.from_dict(game.state)
         body["view"] = state.view(viewer.seat).to_dict()
         body["fairness"] = fairness(state)
     return body
@@ -442,19 +445,26 @@ def resign(game_id: str, viewer: Viewer) -> dict[str, Any]:
 
 def submit_actions(
     game_id: str,
-    viewer: Viewer,
+    bearer: str | None,
     expected_version: int,
-    actions: Sequence[str],
+    actions: Sequence[str] | None,
     idempotency_key: str | None,
+    number: int | None = None,
 ) -> dict[str, Any]:
-    """Apply one action or a whole turn atomically for the viewer's seat."""
-    if viewer.seat is None:
-        raise Problem(403, "not-a-player", "Players only", "only a seat's player token can play")
-    request_hash = hashlib.sha256(
-        json.dumps({"version": expected_version, "actions": list(actions)}).encode()
-    ).hexdigest()
+    """Apply one action or a whole turn atomically for the token's seat.
+
+    ``number`` picks from the numbered legal actions of ``expected_version``. The game is
+    read once, under the lock, and authenticated there.
+    """
+    request_hash = hashlib.sha256(json.dumps(
+        {"version": expected_version, "actions": list(actions or []), "number": number}
+    ).encode()).hexdigest()
     with write_transaction():
         game = get_game(game_id, for_update=True)
+        viewer = authenticate(game, bearer)
+        if viewer.seat is None:
+            raise Problem(403, "not-a-player", "Players only",
+                          "only a seat's player token can play")
         if idempotency_key:
             stored = db.session.get(IdempotencyRow, (game.id, viewer.seat, idempotency_key))
             if stored is not None:
@@ -473,8 +483,16 @@ def submit_actions(
                           current_version=game.version)
         state = engine_state(game)
         seat = viewer.seat
+        if number is not None:
+            listed = state.legal_actions(seat)
+            if number > len(listed):
+                raise Problem(422, "no-such-action", "No such action",
+                              f"there are {len(listed)} legal actions; choose a number from 1 "
+                              f"to {len(listed)}" if listed else
+                              "you have no legal action now: it is not your turn")
+            actions = [listed[number - 1].text()]
         game.version += 1  # one version per committed request
-        text = "; ".join(actions)
+        text = "; ".join(actions or [])
         try:
             parsed = state.parse_turn(text, seat)
             events = state.play_turn(parsed, seat)
@@ -489,22 +507,16 @@ def submit_actions(
                           rule=error.rule) from None
         except DosError as error:
             raise Problem(400, "invalid-action", "Not an action", str(error)) from None
-        first_seq = game.next_seq
-        for action in parsed:
-            _append_action(game, seat, action.text())
-        _append(game, events)
-        _run_bots(game, state)
+        new_rows = [_append_action(game, seat, action.text()) for action in parsed]
+        new_rows += _append(game, events)
+        new_rows += _run_bots(game, state)
         _save(game, state)
         db.session.flush()
-        new_events = db.session.execute(
-            select(EventRow).where(EventRow.game_id == game.id, EventRow.seq >= first_seq)
-            .order_by(EventRow.seq)
-        ).scalars().all()
         body = {
             "version": game.version,
             "applied": [a.text() for a in parsed],
-            "events": [_event_out(row, viewer) for row in new_events],
-            "game": game_body(game, viewer),
+            "events": [_event_out(row, viewer) for row in new_rows],
+            "game": game_body(game, viewer, state),
         }
         if idempotency_key:
             db.session.add(IdempotencyRow(game_id=game.id, seat=seat, key=idempotency_key,
@@ -512,21 +524,22 @@ def submit_actions(
     return body
 
 
-def _run_bots(game: GameRow, state: Game) -> None:
+def _run_bots(game: GameRow, state: Game) -> list[EventRow]:
     """Bots (and resigned seats, played by ``random``) move right after the turn before them."""
     seats = {seat.index: seat for seat in game.seats}
+    rows: list[EventRow] = []
     for _ in range(MAX_BOT_ACTIONS_PER_REQUEST):
         if state.is_over:
-            return
+            return rows
         seat = seats[state.current]
         if not (seat.bot or seat.resigned):
-            return
+            return rows
         strategy = make_strategy(seat.bot or "random", f"{state.seed}:{state.actions_played}")
         legal = state.legal_actions(seat.index)
         action = strategy(state.view(seat.index), legal)
         events = state.play(action, seat.index)
-        _append_action(game, seat.index, action.text())
-        _append(game, events)
+        rows.append(_append_action(game, seat.index, action.text()))
+        rows += _append(game, events)
     raise RuntimeError("bots did not finish within the per-request limit")
 
 
@@ -539,20 +552,27 @@ def _save(game: GameRow, state: Game) -> None:
         game.turn_deadline = utcnow() + timedelta(seconds=game.turn_time_limit)
 
 
-def _append_action(game: GameRow, seat: int, text: str) -> None:
-    db.session.add(EventRow(game_id=game.id, seq=game.next_seq, version=game.version,
-                            seat=seat, kind="action", data={"action": text}, secret=None))
+def _append_action(game: GameRow, seat: int, text: str) -> EventRow:
+    row = EventRow(game_id=game.id, seq=game.next_seq, version=game.version, seat=seat,
+                   kind="action", data={"action": text}, secret=None, created_at=utcnow())
+    db.session.add(row)
     game.next_seq += 1
+    return row
 
 
-def _append(game: GameRow, events: Sequence[Event]) -> None:
+def _append(game: GameRow, events: Sequence[Event]) -> list[EventRow]:
+    rows: list[EventRow] = []
+    now = utcnow()
     for event in events:
         stored = event.to_dict()
-        db.session.add(EventRow(
+        rows.append(EventRow(
             game_id=game.id, seq=game.next_seq, version=game.version, seat=event.seat,
             kind=stored["kind"], data=stored["data"], secret=stored.get("secret"),
+            created_at=now,
         ))
         game.next_seq += 1
+    db.session.add_all(rows)
+    return rows
 
 
 def _new_id() -> str:
