@@ -45,7 +45,6 @@ from dos_engine.actions import (
 )
 from dos_engine.cards import (
     ALL_CARDS,
-    DECK_SIZE,
     Card,
     CardKind,
     Colour,
