@@ -9,6 +9,8 @@ from flask import Flask
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """App factory: defaults, then the environment, then ``test_config``."""
+    import os
+
     from dos_server import models  # noqa: F401 - registers the tables with the metadata
     from dos_server.api import games, health
     from dos_server.config import load_config
@@ -16,7 +18,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from dos_server.extensions import api, db, limiter, migrate
     from dos_server.logs import init_logging
 
-    app = Flask("dos_server", instance_relative_config=True)
+    # The instance folder holds the development SQLite database and secret key.
+    instance = (test_config or {}).get("INSTANCE_PATH") or os.environ.get("DOS_INSTANCE_PATH")
+    app = Flask("dos_server", instance_relative_config=True, instance_path=instance or None)
     load_config(app, test_config)
     init_logging(app)
     db.init_app(app)
