@@ -1,0 +1,785 @@
+"""Benchmark of the DOS server under gunicorn. A measurement, not a test: it never fails on time.
+
+Run it from the repository root::
+
+    .venv/bin/python bench/server.py                       # both backends (a few minutes)
+    .venv/bin/python bench/server.py --quick               # a smoke run (about half a minute)
+    .venv/bin/python bench/server.py --backend sqlite      # or postgresql, or both (default)
+
+For each backend it creates a fresh database (PostgreSQL: a new database ``dos_bench_<pid>`` on
+``--pg-url``, dropped at the end; SQLite: a file in a temporary directory), upgrades the schema
+with ``flask db upgrade``, starts ``gunicorn -w 2 --threads 4 dos_server.wsgi:app`` on a free
+loopback port as a subprocess, waits for ``/readyz`` and always stops it at the end. Then:
+
+* ceiling: ``--clients`` client processes (one keep-alive connection each) call the no-op
+  ``GET /api/ping`` for ``--seconds``;
+* play: the same clients each own a few games (two people, every other game with a random bot),
+  created with ``POST /api/games`` and joined with the invites (not timed). Each step is
+  ``GET .../actions`` with the current seat's token, a uniformly random legal action, then
+  ``POST .../actions {"version", "actions": [text]}``; a finished game is replaced by a new one.
+  Submissions per second count the POSTs only (each comes with one GET), the request rate
+  counts both;
+* reads: the same clients read their games (``GET /api/games/<id>`` with a player token);
+* scaling, one sequential client: state-read (and submission) latency with the few games the
+  phases above left, then after inserting ``--filler`` games directly with SQL (PostgreSQL
+  ``COPY``, SQLite ``executemany``; the ``state`` column holds ``Game.new(...).to_dict()``), and
+  for one game with ``--events`` history rows inserted directly next to a fresh game.
+
+Figures are printed with their ratio to the ceiling (or to the small-database figure) and are
+written to ``bench/results/server.json`` (git-ignored). The clients share the machine with the
+server: on a small machine the client processes take a good part of the CPU, in every phase alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import http.client
+import json
+import multiprocessing as mp
+import os
+import platform
+import random
+import secrets
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_SRC = ROOT / "server"
+RESULTS = ROOT / "bench" / "results" / "server.json"
+BIN = Path(sys.executable).parent
+DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+AIM_SUBMIT_RATIO = 0.40  # submissions per second / ceiling requests per second (PostgreSQL)
+AIM_READ_RATIO = 0.60  # state reads per second / ceiling requests per second
+
+if str(SERVER_SRC) not in sys.path:
+    sys.path.insert(0, str(SERVER_SRC))
+
+
+@dataclass(frozen=True)
+class Settings:
+    seconds: float  # each concurrent phase
+    clients: int
+    games_per_client: int
+    max_requests_per_client: int  # a bound on every concurrent phase besides the time
+    sequential: int  # GETs per scaling measurement
+    sequential_submits: int  # POSTs per scaling measurement
+    filler: int  # games inserted for the scaling measurement
+    events: int  # history rows of the long game
+    workers: int
+    threads: int
+
+
+FULL = Settings(seconds=12.0, clients=8, games_per_client=3, max_requests_per_client=200_000,
+                sequential=400, sequential_submits=150, filler=100_000, events=5_000,
+                workers=2, threads=4)
+QUICK = Settings(seconds=2.0, clients=8, games_per_client=2, max_requests_per_client=20_000,
+                 sequential=100, sequential_submits=40, filler=2_000, events=5_000,
+                 workers=2, threads=4)
+
+
+# -- HTTP client ------------------------------------------------------------------------------
+
+
+class ServerError(RuntimeError):
+    """The server answered something the benchmark cannot go on with."""
+
+
+class Http:
+    """One keep-alive connection (http.client: far cheaper per request than requests)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def request(self, method: str, path: str, body: Any = None,
+                token: str | None = None) -> tuple[int, Any]:
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        for attempt in range(2):
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                response = self.conn.getresponse()
+                raw = response.read()
+                return response.status, (json.loads(raw) if raw else None)
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def ok(self, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+        status, payload = self.request(method, path, body, token)
+        if status >= 300:
+            raise ServerError(f"{method} {path} -> {status}: {payload}")
+        return payload
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@dataclass
+class Seat:
+    index: int
+    token: str
+
+
+@dataclass
+class PlayGame:
+    id: str
+    seats: dict[int, Seat]  # the people's seats, by index
+    version: int
+    current: int
+    status: str
+
+
+def new_game(client: Http, rng: random.Random, *, bot: bool) -> PlayGame:
+    seats: list[dict[str, Any]] = [{"name": "ann"}, {"name": "bob"}]
+    if bot:
+        seats.insert(rng.randrange(3), {"bot": "random"})
+    created = client.ok("POST", "/api/games", {"seats": seats})
+    game_id = created["id"]
+    people: dict[int, Seat] = {}
+    body: dict[str, Any] = created
+    for invite in created["invites"]:
+        joined = client.ok("POST", f"/api/games/{game_id}/join", {"invite": invite["invite"]})
+        people[joined["seat"]] = Seat(joined["seat"], joined["player_token"])
+        body = joined["game"]
+    return _refresh(PlayGame(game_id, people, body["version"], -1, body["status"]), body)
+
+
+def _refresh(game: PlayGame, body: dict[str, Any]) -> PlayGame:
+    game.version = body["version"]
+    game.status = body["status"]
+    game.current = body["view"]["current"] if body.get("view") else -1
+    return game
+
+
+def any_token(game: PlayGame) -> str:
+    return next(iter(game.seats.values())).token
+
+
+@dataclass
+class Step:
+    """One turn step's outcome: latencies in seconds, None where the request was not made."""
+
+    actions_latency: float | None = None
+    submit_latency: float | None = None
+    submit_done_at: float = 0.0
+    error: str | None = None
+
+
+def play_step(client: Http, game: PlayGame, rng: random.Random) -> Step:
+    """GET the current seat's legal actions, POST a random one."""
+    step = Step()
+    seat = game.seats.get(game.current)
+    if seat is None:  # only a bot's turn could be here, and bots move inside requests
+        _refresh(game, client.ok("GET", f"/api/games/{game.id}", token=any_token(game)))
+        step.error = "no person to move"
+        return step
+    t0 = time.perf_counter()
+    status, listed = client.request("GET", f"/api/games/{game.id}/actions", token=seat.token)
+    step.actions_latency = time.perf_counter() - t0
+    if status != 200 or not listed["your_turn"] or not listed["actions"]:
+        step.error = f"actions {status}"
+        _refresh(game, client.ok("GET", f"/api/games/{game.id}", token=seat.token))
+        return step
+    choice = rng.choice(listed["actions"])["action"]
+    t0 = time.perf_counter()
+    status, body = client.request("POST", f"/api/games/{game.id}/actions",
+                                  {"version": listed["version"], "actions": [choice]},
+                                  token=seat.token)
+    step.submit_done_at = time.perf_counter()
+    step.submit_latency = step.submit_done_at - t0
+    if status == 200:
+        _refresh(game, body["game"])
+    else:
+        step.error = f"submit {status} {body.get('type') if isinstance(body, dict) else ''}"
+        _refresh(game, client.ok("GET", f"/api/games/{game.id}", token=seat.token))
+    return step
+
+
+# -- concurrent phases ------------------------------------------------------------------------
+
+
+@dataclass
+class WorkerResult:
+    latencies: list[float] = field(default_factory=list)  # the measured request kind
+    side_latencies: list[float] = field(default_factory=list)  # play: the GET .../actions
+    side_count: int = 0
+    games_finished: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrier,
+            queue: Any) -> None:
+    """One client process: set up (untimed), wait for the others, then run ``mode``."""
+    result = WorkerResult()
+    client = Http(port)
+    rng = random.Random(seed)
+    try:
+        games = [new_game(client, rng, bot=bool(i % 2)) for i in range(settings.games_per_client)]
+        if mode == "read":  # read games in the middle of play, not just dealt
+            for game in games:
+                for _ in range(rng.randrange(5, 25)):
+                    if game.status == "active":
+                        play_step(client, game, rng)
+        client.ok("GET", "/api/ping")  # warm the connection
+        barrier.wait(timeout=300)
+        start = time.perf_counter()
+        end = start + settings.seconds
+        done = 0
+        turn = 0
+        while done < settings.max_requests_per_client:
+            if mode == "ping":
+                t0 = time.perf_counter()
+                status, _ = client.request("GET", "/api/ping")
+                t1 = time.perf_counter()
+                if t1 > end:
+                    break
+                if status != 200:
+                    result.errors[f"ping {status}"] = result.errors.get(f"ping {status}", 0) + 1
+                result.latencies.append(t1 - t0)
+            elif mode == "read":
+                game = games[turn % len(games)]
+                seat = game.seats[min(game.seats)] if turn % 2 else game.seats[max(game.seats)]
+                t0 = time.perf_counter()
+                status, _ = client.request("GET", f"/api/games/{game.id}", token=seat.token)
+                t1 = time.perf_counter()
+                if t1 > end:
+                    break
+                if status != 200:
+                    result.errors[f"read {status}"] = result.errors.get(f"read {status}", 0) + 1
+                result.latencies.append(t1 - t0)
+            else:
+                index = turn % len(games)
+                game = games[index]
+                if game.status != "active":
+                    result.games_finished += 1
+                    games[index] = game = new_game(client, rng, bot=bool(rng.randrange(2)))
+                step = play_step(client, game, rng)
+                if time.perf_counter() > end:
+                    break
+                if step.actions_latency is not None:
+                    result.side_latencies.append(step.actions_latency)
+                if step.submit_latency is not None and step.error is None:
+                    result.latencies.append(step.submit_latency)
+                if step.error:
+                    result.errors[step.error] = result.errors.get(step.error, 0) + 1
+            done += 1
+            turn += 1
+    except Exception as error:  # reported, never hidden
+        result.errors[f"worker: {error!r}"[:300]] = 1
+        with contextlib.suppress(Exception):
+            barrier.abort()
+    finally:
+        client.close()
+        queue.put(asdict(result))
+
+
+@dataclass
+class Throughput:
+    requests: int
+    seconds: float
+    per_second: float
+    p50_ms: float
+    p99_ms: float
+    errors: dict[str, int]
+    side_per_second: float = 0.0
+    side_p50_ms: float = 0.0
+    side_p99_ms: float = 0.0
+    games_finished: int = 0
+
+
+def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Throughput:
+    context = mp.get_context("fork")
+    barrier = context.Barrier(settings.clients)
+    queue = context.Queue()
+    processes = [
+        context.Process(target=_worker, args=(mode, port, seed * 1000 + i, settings, barrier, queue))
+        for i in range(settings.clients)
+    ]
+    for process in processes:
+        process.start()
+    results: list[dict[str, Any]] = []
+    try:
+        deadline = time.monotonic() + settings.seconds + 600
+        while len(results) < len(processes) and time.monotonic() < deadline:
+            with contextlib.suppress(Exception):
+                results.append(queue.get(timeout=5))
+            if len(results) < len(processes) and not any(p.is_alive() for p in processes):
+                with contextlib.suppress(Exception):
+                    while True:
+                        results.append(queue.get(timeout=1))
+                break
+    finally:
+        for process in processes:
+            process.join(timeout=10)
+            if process.is_alive() and process.pid is not None:
+                os.kill(process.pid, signal.SIGKILL)
+                process.join()
+    latencies = [x for r in results for x in r["latencies"]]
+    side = [x for r in results for x in r["side_latencies"]]
+    errors: dict[str, int] = {}
+    for r in results:
+        for key, count in r["errors"].items():
+            errors[key] = errors.get(key, 0) + count
+    if len(results) < len(processes):
+        errors["missing worker results"] = len(processes) - len(results)
+    return Throughput(
+        requests=len(latencies), seconds=settings.seconds,
+        per_second=len(latencies) / settings.seconds,
+        p50_ms=percentile(latencies, 50) * 1000, p99_ms=percentile(latencies, 99) * 1000,
+        errors=errors, side_per_second=len(side) / settings.seconds,
+        side_p50_ms=percentile(side, 50) * 1000, side_p99_ms=percentile(side, 99) * 1000,
+        games_finished=sum(r["games_finished"] for r in results),
+    )
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile (0.0 for no values)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * p // 100))
+    return ordered[min(len(ordered), int(rank)) - 1]
+
+
+# -- sequential latency (scaling) -------------------------------------------------------------
+
+
+@dataclass
+class Latency:
+    count: int
+    p50_ms: float
+    p99_ms: float
+
+
+def sequential_reads(client: Http, game: PlayGame, count: int) -> Latency:
+    token = any_token(game)
+    for _ in range(20):  # warm-up
+        client.ok("GET", f"/api/games/{game.id}", token=token)
+    times: list[float] = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        client.ok("GET", f"/api/games/{game.id}", token=token)
+        times.append(time.perf_counter() - t0)
+    return Latency(count, percentile(times, 50) * 1000, percentile(times, 99) * 1000)
+
+
+def sequential_submits(client: Http, game: PlayGame, count: int, rng: random.Random) -> Latency:
+    times: list[float] = []
+    while len(times) < count and game.status == "active":
+        step = play_step(client, game, rng)
+        if step.submit_latency is not None and step.error is None:
+            times.append(step.submit_latency)
+    return Latency(len(times), percentile(times, 50) * 1000, percentile(times, 99) * 1000)
+
+
+# -- databases --------------------------------------------------------------------------------
+
+
+@dataclass
+class Backend:
+    name: str
+    url: str  # DATABASE_URL for the server
+    fill_games: Callable[[int], float]  # inserts n filler games, returns seconds taken
+    add_events: Callable[[str, int], float]  # appends n history rows to a game
+    analyze: Callable[[], None]
+
+
+def filler_states(count: int) -> list[str]:
+    from dos_engine import Game
+
+    return [json.dumps(Game.new(["ann", "bob"], f"filler-{i}").to_dict()) for i in range(count)]
+
+
+OPTIONS_JSON = json.dumps({"after_draw": "drawn_card", "dos_call": True, "target_score": 200})
+
+
+def _filler_rows(n: int) -> Iterator[tuple[tuple[Any, ...], list[tuple[Any, ...]]]]:
+    """(game row, seat rows) for ``n`` filler games, ids ``fNNNNNNNN`` (no clash with _new_id)."""
+    states = filler_states(min(n, 500))
+    now = dt.datetime.now(dt.UTC)
+    prefix = secrets.token_hex(2)
+    for i in range(n):
+        game_id = f"f{prefix}{i:09d}"
+        game = (game_id, "active", 3 + i % 50, OPTIONS_JSON, states[i % len(states)],
+                secrets.token_hex(32), f"fill{prefix}{i:09d}", 1, None, None, 20 + i % 100, now, now)
+        seats = [(game_id, index, name, None, None, None, 1, True, False)
+                 for index, name in enumerate(("ann", "bob"))]
+        yield game, seats
+
+
+GAME_COLUMNS = ("id, status, version, options, state, seed, invite_code, host_token_version, "
+                "turn_time_limit, turn_deadline, next_seq, created_at, updated_at")
+SEAT_COLUMNS = 'game_id, "index", name, email, webhook_url, bot, token_version, claimed, resigned'
+
+
+def _event_rows(game_id: str, first_seq: int, n: int, version: int) -> Iterator[tuple[Any, ...]]:
+    now = dt.datetime.now(dt.UTC)
+    texts = ("m1 R5", "draw", "play", "m2 G3+Y2", "end", "c1 B7", "dos")
+    for k in range(n):
+        yield (game_id, first_seq + k, version, k % 2, "action",
+               json.dumps({"action": texts[k % len(texts)]}), None, now)
+
+
+EVENT_COLUMNS = "game_id, seq, version, seat, kind, data, secret, created_at"
+
+
+def postgres_backend(admin_url: str, name: str) -> tuple[Backend, Callable[[], None]]:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    base = admin_url.rsplit("/", 1)[0]
+    db_url = f"{base}/{name}"
+
+    def fill(n: int) -> float:
+        t0 = time.perf_counter()
+        with psycopg.connect(db_url) as conn, conn.cursor() as cur:
+            seat_rows: list[tuple[Any, ...]] = []
+            with cur.copy(f"COPY games ({GAME_COLUMNS}) FROM STDIN") as copy:
+                for game, seats in _filler_rows(n):
+                    copy.write_row(game)
+                    seat_rows.extend(seats)
+            with cur.copy(f"COPY seats ({SEAT_COLUMNS}) FROM STDIN") as copy:
+                for row in seat_rows:
+                    copy.write_row(row)
+        return time.perf_counter() - t0
+
+    def add_events(game_id: str, n: int) -> float:
+        t0 = time.perf_counter()
+        with psycopg.connect(db_url) as conn, conn.cursor() as cur:
+            row = cur.execute("SELECT next_seq, version FROM games WHERE id = %s FOR UPDATE",
+                              (game_id,)).fetchone()
+            assert row is not None
+            with cur.copy(f"COPY game_events ({EVENT_COLUMNS}) FROM STDIN") as copy:
+                for event in _event_rows(game_id, row[0], n, row[1]):
+                    copy.write_row(event)
+            cur.execute("UPDATE games SET next_seq = next_seq + %s WHERE id = %s", (n, game_id))
+        return time.perf_counter() - t0
+
+    def analyze() -> None:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE")
+
+    def drop() -> None:
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    url = "postgresql+psycopg://" + db_url.split("://", 1)[1]
+    return Backend("postgresql", url, fill, add_events, analyze), drop
+
+
+def sqlite_backend(path: Path) -> Backend:
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 60000")
+        return conn
+
+    def stamp(value: dt.datetime) -> str:  # SQLAlchemy's SQLite DateTime storage format
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+    def fill(n: int) -> float:
+        t0 = time.perf_counter()
+        conn = connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            games: list[tuple[Any, ...]] = []
+            seats: list[tuple[Any, ...]] = []
+            for game, seat_rows in _filler_rows(n):
+                games.append((*game[:11], stamp(game[11]), stamp(game[12])))
+                seats.extend(seat_rows)
+            conn.executemany(f"INSERT INTO games ({GAME_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+                             games)
+            conn.executemany(f"INSERT INTO seats ({SEAT_COLUMNS}) VALUES ({', '.join('?' * 9)})", seats)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return time.perf_counter() - t0
+
+    def add_events(game_id: str, n: int) -> float:
+        t0 = time.perf_counter()
+        conn = connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            row = conn.execute("SELECT next_seq, version FROM games WHERE id = ?", (game_id,)).fetchone()
+            rows = [(*e[:7], stamp(e[7])) for e in _event_rows(game_id, row[0], n, row[1])]
+            conn.executemany(f"INSERT INTO game_events ({EVENT_COLUMNS}) VALUES ({', '.join('?' * 8)})",
+                             rows)
+            conn.execute("UPDATE games SET next_seq = next_seq + ? WHERE id = ?", (n, game_id))
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return time.perf_counter() - t0
+
+    def analyze() -> None:
+        conn = connect()
+        try:
+            conn.execute("ANALYZE")
+        finally:
+            conn.close()
+
+    return Backend("sqlite", f"sqlite:///{path}", fill, add_events, analyze)
+
+
+# -- the server -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(database_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": str(SERVER_SRC),
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": secrets.token_urlsafe(32),
+        "DOS_RATE_LIMIT_CREATE": "1000000 per minute",
+        "DOS_RATE_LIMIT_JOIN": "1000000 per minute",
+    })
+    return env
+
+
+def upgrade_schema(env: dict[str, str]) -> None:
+    subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
+                   env=env, check=True, capture_output=True, timeout=120)
+
+
+@contextlib.contextmanager
+def gunicorn(env: dict[str, str], settings: Settings, log: Path) -> Iterator[int]:
+    port = free_port()
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            [str(BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", str(settings.workers),
+             "--threads", str(settings.threads), "--graceful-timeout", "5", "dos_server.wsgi:app"],
+            cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
+        try:
+            wait_ready(port, process, log)
+            yield port
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ServerError(f"gunicorn exited ({process.returncode}):\n{log.read_text()[-3000:]}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                conn.close()
+                return
+            conn.close()
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise ServerError(f"gunicorn not ready within 60 s:\n{log.read_text()[-3000:]}")
+
+
+# -- one backend ------------------------------------------------------------------------------
+
+
+def ratio(value: float, base: float) -> float:
+    return value / base if base else 0.0
+
+
+def run_backend(backend: Backend, settings: Settings, log: Path) -> dict[str, Any]:
+    env = server_env(backend.url)
+    upgrade_schema(env)
+    out: dict[str, Any] = {}
+    with gunicorn(env, settings, log) as port:
+        print(f"\n== {backend.name}: gunicorn -w {settings.workers} --threads {settings.threads} on "
+              f"127.0.0.1:{port}, {settings.clients} client processes, {settings.seconds:g} s per phase")
+        ceiling = concurrent_phase("ping", port, settings, 1)
+        play = concurrent_phase("play", port, settings, 2)
+        reads = concurrent_phase("read", port, settings, 3)
+        out["ceiling"] = asdict(ceiling)
+        out["play"] = asdict(play)
+        out["reads"] = asdict(reads)
+        out["ratios"] = {
+            "submissions_to_ceiling": ratio(play.per_second, ceiling.per_second),
+            "play_requests_to_ceiling": ratio(play.per_second + play.side_per_second,
+                                              ceiling.per_second),
+            "reads_to_ceiling": ratio(reads.per_second, ceiling.per_second),
+        }
+        r = out["ratios"]
+        print(f"{'':34}{'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'/ceiling':>9}  aim")
+        print(f"{'ceiling GET /api/ping':34}{ceiling.per_second:9.0f} {ceiling.p50_ms:8.2f} "
+              f"{ceiling.p99_ms:8.2f} {1:9.2f}")
+        print(f"{'turn submissions (POST)':34}{play.per_second:9.0f} {play.p50_ms:8.2f} "
+              f"{play.p99_ms:8.2f} {r['submissions_to_ceiling']:9.2f}  >= {AIM_SUBMIT_RATIO:.2f}")
+        print(f"{'  their GET .../actions':34}{play.side_per_second:9.0f} {play.side_p50_ms:8.2f} "
+              f"{play.side_p99_ms:8.2f}")
+        print(f"{'  play requests together':34}{play.per_second + play.side_per_second:9.0f} "
+              f"{'':8} {'':8} {r['play_requests_to_ceiling']:9.2f}")
+        print(f"{'state reads (GET /api/games/<id>)':34}{reads.per_second:9.0f} {reads.p50_ms:8.2f} "
+              f"{reads.p99_ms:8.2f} {r['reads_to_ceiling']:9.2f}  >= {AIM_READ_RATIO:.2f}")
+        print(f"(games finished during play: {play.games_finished})")
+        for name, phase in (("ceiling", ceiling), ("play", play), ("reads", reads)):
+            if phase.errors:
+                print(f"  {name} errors: {phase.errors}")
+        out["scaling"] = scaling(backend, port, settings)
+    return out
+
+
+def scaling(backend: Backend, port: int, settings: Settings) -> dict[str, Any]:
+    client = Http(port)
+    rng = random.Random(7)
+    try:
+        base = new_game(client, rng, bot=False)
+        for _ in range(10):
+            play_step(client, base, rng)
+        small = sequential_reads(client, base, settings.sequential)
+        small_submit = sequential_submits(client, new_game(client, rng, bot=False),
+                                          settings.sequential_submits, rng)
+        fill_seconds = backend.fill_games(settings.filler)
+        backend.analyze()
+        big_old = sequential_reads(client, base, settings.sequential)
+        newer = new_game(client, rng, bot=False)
+        big_new = sequential_reads(client, newer, settings.sequential)
+        big_submit = sequential_submits(client, new_game(client, rng, bot=False),
+                                        settings.sequential_submits, rng)
+        long_game = new_game(client, rng, bot=False)
+        fresh = new_game(client, rng, bot=False)
+        events_seconds = backend.add_events(long_game.id, settings.events)
+        backend.analyze()
+        long_reads = sequential_reads(client, long_game, settings.sequential)
+        fresh_reads = sequential_reads(client, fresh, settings.sequential)
+        long_submit = sequential_submits(client, long_game, settings.sequential_submits, rng)
+        fresh_submit = sequential_submits(client, fresh, settings.sequential_submits, rng)
+    finally:
+        client.close()
+    print(f"\nscaling ({settings.sequential} sequential GETs, {settings.sequential_submits} "
+          f"sequential submissions; one client):")
+    print(f"  inserted {settings.filler:,} filler games in {fill_seconds:.1f} s, "
+          f"{settings.events:,} events in {events_seconds:.2f} s")
+    print(f"{'':38}{'p50 ms':>8} {'p99 ms':>8}   {'p50 ratio':>9} {'p99 ratio':>9}")
+
+    def line(label: str, value: Latency, base_value: Latency | None = None) -> None:
+        extra = ""
+        if base_value is not None:
+            extra = (f"   {ratio(value.p50_ms, base_value.p50_ms):9.2f} "
+                     f"{ratio(value.p99_ms, base_value.p99_ms):9.2f}")
+        print(f"  {label:36}{value.p50_ms:8.2f} {value.p99_ms:8.2f}{extra}")
+
+    line("read, few games", small)
+    line(f"read, {settings.filler:,} games (same game)", big_old, small)
+    line(f"read, {settings.filler:,} games (newer game)", big_new, small)
+    line("submit, few games", small_submit)
+    line(f"submit, {settings.filler:,} games", big_submit, small_submit)
+    line("read, fresh game", fresh_reads)
+    line(f"read, game with {settings.events:,} events", long_reads, fresh_reads)
+    line("submit, fresh game", fresh_submit)
+    line(f"submit, game with {settings.events:,} events", long_submit, fresh_submit)
+    return {
+        "filler_games": settings.filler, "filler_insert_seconds": fill_seconds,
+        "events": settings.events, "events_insert_seconds": events_seconds,
+        "read_few_games": asdict(small), "read_many_games_same_game": asdict(big_old),
+        "read_many_games_newer_game": asdict(big_new),
+        "submit_few_games": asdict(small_submit), "submit_many_games": asdict(big_submit),
+        "read_fresh_game": asdict(fresh_reads), "read_long_game": asdict(long_reads),
+        "submit_fresh_game": asdict(fresh_submit), "submit_long_game": asdict(long_submit),
+        "ratios": {
+            "read_p50_many_to_few": ratio(big_old.p50_ms, small.p50_ms),
+            "read_p99_many_to_few": ratio(big_old.p99_ms, small.p99_ms),
+            "read_p50_long_to_fresh": ratio(long_reads.p50_ms, fresh_reads.p50_ms),
+            "read_p99_long_to_fresh": ratio(long_reads.p99_ms, fresh_reads.p99_ms),
+            "submit_p50_many_to_few": ratio(big_submit.p50_ms, small_submit.p50_ms),
+            "submit_p50_long_to_fresh": ratio(long_submit.p50_ms, fresh_submit.p50_ms),
+        },
+    }
+
+
+def run(settings: Settings, backends: Sequence[str], pg_url: str, output: Path) -> None:
+    report: dict[str, Any] = {
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "settings": asdict(settings),
+        "backends": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="dos-bench-") as tmp:
+        for name in backends:
+            log = Path(tmp) / f"gunicorn-{name}.log"
+            try:
+                if name == "sqlite":
+                    report["backends"][name] = run_backend(
+                        sqlite_backend(Path(tmp) / "bench.sqlite3"), settings, log)
+                else:
+                    backend, drop = postgres_backend(pg_url, f"dos_bench_{os.getpid()}")
+                    try:
+                        report["backends"][name] = run_backend(backend, settings, log)
+                    finally:
+                        drop()
+            except Exception as error:
+                print(f"\n{name}: FAILED: {error!r}")
+                if log.exists():
+                    print(log.read_text()[-3000:])
+                report["backends"][name] = {"error": repr(error)}
+            if log.exists():
+                tail = [line for line in log.read_text().splitlines()
+                        if "ERROR" in line or "Traceback" in line]
+                if tail:
+                    print(f"  gunicorn log: {len(tail)} error lines, first: {tail[0][:200]}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwrote {output}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="a short smoke run")
+    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
+    parser.add_argument("--seconds", type=float, help="seconds of each concurrent phase")
+    parser.add_argument("--clients", type=int, help="concurrent client processes")
+    parser.add_argument("--filler", type=int, help="games inserted for the scaling measurement")
+    parser.add_argument("--workers", type=int, help="gunicorn workers")
+    parser.add_argument("--threads", type=int, help="gunicorn threads per worker")
+    parser.add_argument("--pg-url", default=os.environ.get("DOS_BENCH_PG_URL", DEFAULT_PG_URL),
+                        help="an admin URL of the PostgreSQL server (a database is created on it)")
+    parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON file ({RESULTS})")
+    args = parser.parse_args(argv)
+    settings = QUICK if args.quick else FULL
+    overrides = {key: getattr(args, key) for key in ("seconds", "clients", "filler", "workers", "threads")
+                 if getattr(args, key) is not None}
+    if any(value <= 0 for value in overrides.values()):
+        parser.error("numbers must be positive")
+    settings = Settings(**{**asdict(settings), **overrides})
+    backends = ("postgresql", "sqlite") if args.backend == "both" else (args.backend,)
+    run(settings, backends, args.pg_url, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
