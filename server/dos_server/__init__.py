@@ -30,6 +30,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     api.init_app(app)
     api.register_blueprint(health.blp)
     api.register_blueprint(games.blp)
+    api.register_blueprint(games.unsubscribe_blp)
+    from dos_server.worker import register_cli
+
+    register_cli(app)
     with app.app_context():
         configure_engine(app)
     return app

@@ -22,6 +22,22 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_HEADERS_ENABLED": True,
     "RATE_LIMIT_CREATE": "30 per minute; 500 per day",  # per client address
     "RATE_LIMIT_JOIN": "60 per minute",
+    # Email: with no SMTP_HOST, messages go to the log and to instance/outbox/*.eml.
+    "SMTP_HOST": None,
+    "SMTP_PORT": 587,
+    "SMTP_SECURITY": "starttls",  # starttls | ssl | none
+    "SMTP_USERNAME": None,
+    "SMTP_PASSWORD": None,
+    "SMTP_TIMEOUT": 30,
+    "MAIL_FROM": "DOS by mail <dos@localhost>",
+    "MAIL_DOMAIN": "localhost",  # Message-IDs and (issue #6) reply addresses
+    # Worker: polling, batch size, how long a claimed row stays claimed (a killed worker's
+    # rows are retried after this), and the Standard Webhooks retry schedule in seconds.
+    "WORKER_POLL_SECONDS": 0.25,
+    "WORKER_BATCH": 50,
+    "WORKER_LEASE_SECONDS": 120,
+    "RETRY_SCHEDULE": [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
+    "WEBHOOK_TIMEOUT": 15,
     "API_TITLE": "DOS by mail",
     "API_VERSION": "1",
     "OPENAPI_VERSION": "3.0.3",
@@ -49,6 +65,9 @@ def load_config(app: Flask, test_config: dict[str, Any] | None) -> None:
         "sqlite:///" + str(Path(app.instance_path) / "dos.sqlite3")
     )
     app.config["SQLALCHEMY_DATABASE_URI"] = normalize_database_url(uri)
+    schedule = app.config["RETRY_SCHEDULE"]
+    if isinstance(schedule, str):  # from the environment: comma-separated seconds
+        app.config["RETRY_SCHEDULE"] = [float(x) for x in schedule.split(",") if x.strip()]
     fallbacks = app.config["SECRET_KEY_FALLBACKS"]
     if isinstance(fallbacks, str):  # from the environment: comma-separated
         app.config["SECRET_KEY_FALLBACKS"] = [k for k in fallbacks.split(",") if k]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -33,6 +33,13 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     turn_time_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # seconds
     turn_deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     next_seq: Mapped[int] = mapped_column(Integer, default=1)
+    # Deadlines, driven by the worker's clock (issue #5): when the current turn began, whether
+    # its 80% reminder went out, and what happens at expiry.
+    turn_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
+                                                             nullable=True)
+    reminded: Mapped[bool] = mapped_column(default=False)
+    timeout_policy: Mapped[str] = mapped_column(String(16), default="random")  # random|greedy
+    forfeit_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow
@@ -61,6 +68,12 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
     token_version: Mapped[int] = mapped_column(Integer, default=1)
     claimed: Mapped[bool] = mapped_column(default=False)
     resigned: Mapped[bool] = mapped_column(default=False)
+    webhook_secret: Mapped[str | None] = mapped_column(String(64), nullable=True)  # whsec_...
+    webhook_disabled: Mapped[bool] = mapped_column(default=False)  # the receiver answered 410
+    email_unsubscribed: Mapped[bool] = mapped_column(default=False)
+    # {"email": [event, ...], "webhook": [...]}; None means every event on every channel.
+    notify_events: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    timeouts: Mapped[int] = mapped_column(Integer, default=0)
 
     game: Mapped[GameRow] = relationship(back_populates="seats")
 
@@ -96,3 +109,47 @@ class IdempotencyRow(db.Model):  # type: ignore[name-defined,misc]
     status: Mapped[int] = mapped_column(Integer)
     body: Mapped[dict[str, Any]] = mapped_column(JsonType)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class NotificationRow(db.Model):  # type: ignore[name-defined,misc]
+    """The transactional outbox: written with the change that causes it, sent by the worker."""
+
+    __tablename__ = "notifications"
+    __table_args__ = (Index("ix_notifications_due", "status", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[str | None] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    seats: Mapped[list[int]] = mapped_column(JsonType)  # seats this delivery speaks to
+    channel: Mapped[str] = mapped_column(String(8))  # email | webhook
+    target: Mapped[str] = mapped_column(String(2048))  # address or URL
+    event: Mapped[str] = mapped_column(String(32))
+    # One delivery per event per endpoint: several seats sharing a URL get one webhook.
+    dedupe_key: Mapped[str] = mapped_column(String(512), unique=True)
+    message_id: Mapped[str] = mapped_column(String(64))  # webhook-id / Message-ID, kept on retry
+    payload: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    status: Mapped[str] = mapped_column(String(12), default="pending")  # pending|sent|dead|dropped
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class DeliveryAttemptRow(db.Model):  # type: ignore[name-defined,misc]
+    """Every attempt to deliver a notification, successful or not."""
+
+    __tablename__ = "delivery_attempts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    notification_id: Mapped[int] = mapped_column(
+        ForeignKey("notifications.id", ondelete="CASCADE"), index=True
+    )
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    ok: Mapped[bool] = mapped_column()
+    status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    duration_ms: Mapped[int] = mapped_column(Integer, default=0)
+    worker: Mapped[str] = mapped_column(String(64), default="")

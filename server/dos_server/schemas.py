@@ -44,6 +44,13 @@ class CreateGameIn(ma.Schema):
     seats = ma.fields.List(ma.fields.Nested(SeatIn), required=True,
                            validate=validate.Length(min=2, max=4))
     options = ma.fields.Nested(OptionsIn, load_default=dict)
+    timeout_policy = ma.fields.String(
+        load_default="random", validate=validate.OneOf(["random", "greedy"]),
+        metadata={"description": "who plays a turn whose time ran out"})
+    forfeit_after = StrictInteger(
+        allow_none=True, validate=validate.Range(min=1, max=100),
+        metadata={"description": "after this many timeouts a seat is forfeited (played by "
+                                 "the random bot)"})
     turn_time_limit = StrictInteger(
         allow_none=True, validate=validate.Range(min=60, max=60 * 86400),
         metadata={"description": "seconds a player has for a turn (60 s to 60 days)"},
@@ -86,3 +93,20 @@ class AnyObject(ma.Schema):
 
     class Meta:
         unknown = ma.INCLUDE
+
+
+EVENT_NAMES = ["your_turn", "reminder", "timed_out", "caught", "round_over", "game_over",
+               "invited"]
+
+
+class ChannelEvents(ma.Schema):
+    email = ma.fields.List(ma.fields.String(validate=validate.OneOf(EVENT_NAMES)))
+    webhook = ma.fields.List(ma.fields.String(validate=validate.OneOf(EVENT_NAMES)))
+
+
+class NotificationsIn(ma.Schema):
+    email = ma.fields.Email(allow_none=True, validate=validate.Length(max=254))
+    webhook_url = ma.fields.URL(allow_none=True, schemes={"http", "https"}, require_tld=False,
+                                validate=validate.Length(max=2048))
+    events = ma.fields.Nested(ChannelEvents, allow_none=True,
+                              metadata={"description": "events per channel; null: all"})

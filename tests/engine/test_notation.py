@@ -4,6 +4,7 @@ resolves shorthand against a real position (README "Move notation", DESIGN.md do
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -212,7 +213,21 @@ def test_any_text_parses_or_raises_invalid_action(text: str) -> None:
     assert parse_action(action.text()) == action
 
 
-@given(st.text(alphabet="mM0123456789 +rgbywRGBYW#;adplcehtnos", max_size=24))
+@pytest.mark.parametrize("text", ["doſ", "DOſ", "ſ", "m1 r5+ſ", "catch ١", "m٣ R5", "ENd\u00a0"])
+def test_unicode_lookalikes_parse_or_raise_invalid_action(plain: Game, text: str) -> None:
+    """Unicode case folding ('ſ' is an 's' to re.IGNORECASE) and digits must not crash the
+    parsers: a text either parses to an action that round-trips or is refused as invalid."""
+    for parse in (parse_action, plain.parse_action):
+        try:
+            action = parse(text)
+        except InvalidActionError:
+            continue
+        except DosError:  # the lenient parser may also find it illegal or ambiguous
+            continue
+        assert parse_action(action.text()) == action
+
+
+@given(st.text(alphabet="mM0123456789 +rgbywRGBYW#;adplcehtnosſKı١\u00a0", max_size=24))
 def test_notation_like_text_parses_or_raises_invalid_action(text: str) -> None:
     try:
         turn = parse_turn(text)
@@ -390,6 +405,22 @@ def test_empty_text_is_refused(plain: Game) -> None:
 def test_nonsense_is_refused_with_the_notation(plain: Game) -> None:
     with pytest.raises(InvalidActionError, match=r"^'hello there' is not an action\. Actions are"):
         plain.parse_action("hello there")
+
+
+LENIENT_ALPHABET = "mM0123456789 +=,&:;rgbywRGBYW#adplcehtnosik-ſKı١\u00a0"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=LENIENT_ALPHABET, max_size=20) | st.text(max_size=12))
+def test_lenient_parser_raises_only_dos_errors(text: str) -> None:
+    """Whatever a person types, the lenient parser answers with an action or a DosError (the
+    server turns those into a 4xx; anything else would be a 500)."""
+    game = position(["R5 G5 Y3 Y4 R# W2 R1", "R3 R3 R3 R4 R4 R4 R6"], ["R5", "G#", "W2"])
+    before = game.to_dict()
+    for parse in (game.parse_action, game.parse_turn):
+        with contextlib.suppress(DosError):
+            parse(text)
+    assert game.to_dict() == before
 
 
 # -- catch by name -----------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """A hypothesis state machine over random legal play (RULES.md 7 invariants and more).
 
 Each example starts a game (2-4 players, both ``after_draw`` options, ``dos_call`` on/off, a
-random seed and target score) and plays random legal actions for the current seat and, to
-catch missed DOS calls, for other seats. After every step it checks:
+random seed and target score; sometimes from a first position with few or no cards left to draw,
+or with short hands) and plays random legal actions for the current seat, for other seats (to
+catch missed DOS calls) and as whole turns typed on one line (``parse_turn``/``play_turn``).
+After every step it checks:
 
 * all 108 cards are in the state, exactly once each (7);
 * the listed legal actions are exactly the legal ones: each listed action is accepted (on a
@@ -14,7 +16,8 @@ catch missed DOS calls, for other seats. After every step it checks:
 * events show drawn cards only to the seat that drew them;
 * ``Game.from_dict(game.to_dict()) == game``, also through JSON;
 
-and at the end of each example that replaying the record gives the same game and events.
+and at the end of each example that replaying the actions gives the same game and events (from
+the seed with ``replay``, when the game was not started from a handcrafted position).
 """
 
 from __future__ import annotations

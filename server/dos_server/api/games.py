@@ -9,7 +9,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from dos_server.extensions import limiter
-from dos_server.schemas import ActionsIn, CreateGameIn, HistoryQuery, JoinIn
+from dos_server.schemas import ActionsIn, CreateGameIn, HistoryQuery, JoinIn, NotificationsIn
 from dos_server.services import games as service
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
@@ -39,7 +39,8 @@ class Games(MethodView):
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         """Create a game; returns the host token and one invite per named seat (shown once)."""
         seats = [service.SeatSpec(**seat) for seat in body["seats"]]
-        return service.create_game(seats, body.get("options", {}), body.get("turn_time_limit"))
+        return service.create_game(seats, body.get("options", {}), body.get("turn_time_limit"),
+                                   body["timeout_policy"], body.get("forfeit_after"))
 
 
 @blp.route("/<game_id>")
@@ -183,3 +184,43 @@ class Resign(MethodView):
         """Resign: the random strategy plays your seat from now on."""
         _, viewer = _viewer(game_id)
         return service.resign(game_id, viewer)
+
+
+@blp.route("/<game_id>/seats/<int:seat>/notifications")
+class Notifications(MethodView):
+    @blp.arguments(NotificationsIn)
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="neither the host nor this seat")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(422, description="invalid address, URL or event name")
+    def put(self, body: dict[str, Any], game_id: str, seat: int) -> dict[str, Any]:
+        """Set the seat's email and webhook and which events each receives.
+
+        Setting ``webhook_url`` answers a new ``whsec_`` secret, shown only this once.
+        """
+        _, viewer = _viewer(game_id)
+        return service.set_notifications(game_id, viewer, seat, body.get("email"),
+                                         body.get("webhook_url"), body.get("events"),
+                                         set(body))
+
+
+unsubscribe_blp = Blueprint("unsubscribe", __name__, url_prefix="/api/unsubscribe",
+                            description="One-click unsubscribe links from emails")
+
+
+@unsubscribe_blp.route("/<token>")
+class Unsubscribe(MethodView):
+    @unsubscribe_blp.response(200)
+    @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
+    @unsubscribe_blp.alt_response(404, description="the game is gone")
+    def post(self, token: str) -> dict[str, Any]:
+        """Stop this seat's emails for this game (RFC 8058 one-click; no login)."""
+        return service.unsubscribe(token)
+
+    @unsubscribe_blp.response(200)
+    @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
+    @unsubscribe_blp.alt_response(404, description="the game is gone")
+    def get(self, token: str) -> dict[str, Any]:
+        """The link in the email footer: unsubscribes too, for mail clients that only GET."""
+        return service.unsubscribe(token)

@@ -39,6 +39,7 @@ from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, utcnow
 from dos_server.problems import Problem
+from dos_server.services import notify
 
 BOT_STRATEGIES = ("random", "greedy")
 MAX_BOT_ACTIONS_PER_REQUEST = 20_000
@@ -230,7 +231,11 @@ def record_body(game: GameRow) -> dict[str, Any]:
 
 
 def create_game(
-    seats: Sequence[SeatSpec], options: dict[str, Any], turn_time_limit: int | None
+    seats: Sequence[SeatSpec],
+    options: dict[str, Any],
+    turn_time_limit: int | None,
+    timeout_policy: str = "random",
+    forfeit_after: int | None = None,
 ) -> dict[str, Any]:
     if not 2 <= len(seats) <= 4:
         raise _invalid("a game has 2 to 4 seats (RULES.md 2.1)")
@@ -239,6 +244,8 @@ def create_game(
     for spec in seats:
         if spec.bot and spec.bot not in BOT_STRATEGIES:
             raise _invalid(f"unknown bot {spec.bot!r}: choose from {', '.join(BOT_STRATEGIES)}")
+    if timeout_policy not in BOT_STRATEGIES:
+        raise _invalid(f"timeout_policy must be one of {', '.join(BOT_STRATEGIES)}")
     try:
         parsed = Options.from_dict(options)
     except InvalidOptionsError as error:
@@ -253,6 +260,8 @@ def create_game(
             invite_code=secrets.token_urlsafe(9),
             host_token_version=1,
             turn_time_limit=turn_time_limit,
+            timeout_policy=timeout_policy,
+            forfeit_after=forfeit_after,
             next_seq=1,
         )
         for index, spec in enumerate(seats):
@@ -260,21 +269,79 @@ def create_game(
             game.seats.append(SeatRow(
                 index=index, name=name, email=spec.email, webhook_url=spec.webhook_url,
                 bot=spec.bot, token_version=1, claimed=bool(spec.bot),
+                webhook_secret=_webhook_secret_for(game, spec.webhook_url),
             ))
         db.session.add(game)
         db.session.flush()
         if all(seat.name for seat in game.seats):
             _start(game)
+        invites = []
+        for seat in game.seats:
+            if seat.name is None or seat.bot:
+                continue
+            invite = tokens.issue("invite", game.id, seat.index, seat.token_version)
+            invites.append({"seat": seat.index, "name": seat.name, "invite": invite,
+                            "webhook_secret": seat.webhook_secret})
+            notify.enqueue(game, "invited", [seat], None,
+                           {"invite": f"{game.id}:{invite}",
+                            "join": f"dos-client join {game.id}:{invite}"}, key="created")
         body = game_body(game, Viewer(host=True))
         body["host_token"] = tokens.issue("host", game.id, None, game.host_token_version)
         body["invite_code"] = game.invite_code
-        body["invites"] = [
-            {"seat": seat.index, "name": seat.name,
-             "invite": tokens.issue("invite", game.id, seat.index, seat.token_version)}
-            for seat in game.seats
-            if seat.name is not None and not seat.bot
-        ]
+        body["invites"] = invites
     return body
+
+
+def _webhook_secret_for(game: GameRow, url: str | None) -> str | None:
+    """Seats of one game that share a webhook URL share its secret (one delivery per event)."""
+    if not url:
+        return None
+    for seat in game.seats:
+        if seat.webhook_url == url and seat.webhook_secret:
+            return seat.webhook_secret
+    return notify.new_webhook_secret()
+
+
+def set_notifications(game_id: str, viewer: Viewer, index: int, email: str | None,
+                      webhook_url: str | None, events: dict[str, list[str]] | None,
+                      fields: set[str]) -> dict[str, Any]:
+    """Change a seat's channels and the events each receives (host or the seat itself)."""
+    if not viewer.host and viewer.seat != index:
+        raise Problem(403, "not-your-seat", "Not your seat",
+                      "only the host or the seat's own player can change its notifications")
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        seat = _seat(game, index)
+        secret_shown = None
+        if "email" in fields:
+            seat.email = email
+            seat.email_unsubscribed = False
+        if "webhook_url" in fields:
+            seat.webhook_url = webhook_url
+            seat.webhook_disabled = False
+            seat.webhook_secret = None
+            seat.webhook_secret = _webhook_secret_for(game, webhook_url)
+            secret_shown = seat.webhook_secret
+        if "events" in fields:
+            seat.notify_events = events
+        return {
+            "seat": seat.index,
+            "email": seat.email,
+            "webhook_url": seat.webhook_url,
+            "events": seat.notify_events or {c: list(notify.EVENTS) for c in notify.CHANNELS},
+            "webhook_secret": secret_shown,  # shown once, when the URL is set
+        }
+
+
+def unsubscribe(token: str) -> dict[str, Any]:
+    """The List-Unsubscribe link: stop this seat's emails for this game, no login needed."""
+    claims = tokens.read("unsubscribe", token)
+    with write_transaction():
+        game = get_game(claims.game_id, for_update=True)
+        assert claims.seat is not None
+        seat = _seat(game, claims.seat)
+        seat.email_unsubscribed = True
+        return {"game_id": game.id, "seat": seat.index, "unsubscribed": True}
 
 
 def join_game(game_id: str, invite: str | None, code: str | None, name: str | None) -> dict[str, Any]:
@@ -352,9 +419,11 @@ def _start(game: GameRow) -> None:
     state, events = start_game(names, seed, Options.from_dict(game.options))
     game.seed = seed
     game.status = "active"
-    _append(game, events)
-    _run_bots(game, state)
-    _save(game, state)
+    before = (0, -1, False)
+    rows = _append(game, events)
+    rows += _run_bots(game, state)
+    _save(game, state, before)
+    notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
 
 
 def cancel(game_id: str, viewer: Viewer) -> dict[str, Any]:
@@ -435,8 +504,10 @@ def resign(game_id: str, viewer: Viewer) -> dict[str, Any]:
         game.next_seq += 1
         if game.state is not None:
             state = Game.from_dict(game.state)
-            _run_bots(game, state)
-            _save(game, state)
+            before = turn_key(state)
+            rows = _run_bots(game, state)
+            _save(game, state, before)
+            notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
         return game_body(game, viewer)
 
 
@@ -493,6 +564,7 @@ def submit_actions(
             actions = [listed[number - 1].text()]
         game.version += 1  # one version per committed request
         text = "; ".join(actions or [])
+        before = turn_key(state)
         try:
             parsed = state.parse_turn(text, seat)
             events = state.play_turn(parsed, seat)
@@ -510,7 +582,8 @@ def submit_actions(
         new_rows = [_append_action(game, seat, action.text()) for action in parsed]
         new_rows += _append(game, events)
         new_rows += _run_bots(game, state)
-        _save(game, state)
+        _save(game, state, before)
+        notify.after_change(game, state, before, [(r.kind, r.seat) for r in new_rows])
         db.session.flush()
         body = {
             "version": game.version,
@@ -543,13 +616,24 @@ def _run_bots(game: GameRow, state: Game) -> list[EventRow]:
     raise RuntimeError("bots did not finish within the per-request limit")
 
 
-def _save(game: GameRow, state: Game) -> None:
+def turn_key(state: Game) -> tuple[int, int, bool]:
+    """(round, current seat, over): a turn changed when this did."""
+    return (state.round_no, state.current, state.is_over)
+
+
+def _save(game: GameRow, state: Game, before: tuple[int, int, bool]) -> None:
+    """Store the state; a new turn restarts the turn clock (deadline and 80% reminder)."""
     game.state = state.to_dict()
     if state.is_over:
         game.status = "finished"
         game.turn_deadline = None
-    elif game.turn_time_limit:
-        game.turn_deadline = utcnow() + timedelta(seconds=game.turn_time_limit)
+        game.turn_started_at = None
+    elif (state.round_no, state.current) != before[:2]:
+        now = utcnow()
+        game.turn_started_at = now
+        game.reminded = False
+        game.turn_deadline = (now + timedelta(seconds=game.turn_time_limit)
+                              if game.turn_time_limit else None)
 
 
 def _append_action(game: GameRow, seat: int, text: str) -> EventRow:
@@ -606,6 +690,8 @@ __all__ = [
     "remove_seat",
     "resign",
     "rotate_token",
+    "set_notifications",
     "start_now",
     "submit_actions",
+    "unsubscribe",
 ]

@@ -1,0 +1,182 @@
+"""Benchmark of the ``dos-client`` command. A measurement, not a test: it never fails on time.
+
+Run it from the repository root::
+
+    .venv/bin/python bench/client.py
+
+It upgrades a fresh SQLite database, starts ``gunicorn -w 2 --threads 4 dos_server.wsgi:app`` on a
+free loopback port (always stopped at the end), creates a game with two human seats (two
+profiles in a temporary config file) and measures:
+
+* the wall time from launching ``dos-client move N`` to its exit (it prints the new table),
+  over ``--moves`` moves, median and p90; N is the first listed action of the seat to move
+  (listed by an untimed ``moves --json``); a finished game is replaced by a new one;
+* the start-up time of ``dos-client --help`` (median over ``--runs``) against a bare
+  ``python -c pass``, and their ratio. Aim: ``--help`` under 150 ms.
+
+Results go to ``bench/results/client.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "client.json"
+BIN = Path(sys.executable).parent
+CLIENT = str(BIN / "dos-client")
+AIM_HELP_MS = 150.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes]) -> bool:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return False
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                return True
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        time.sleep(0.1)
+    return False
+
+
+class Client:
+    def __init__(self, config: Path) -> None:
+        self.env = {**os.environ, "DOS_CLIENT_CONFIG": str(config), "NO_COLOR": "1"}
+
+    def run(self, profile: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CLIENT, "--profile", profile, *args], env=self.env,
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    def json(self, profile: str, *args: str) -> Any:
+        done = self.run(profile, "--json", *args)
+        if done.returncode != 0:
+            raise RuntimeError(f"dos-client {' '.join(args)} exited {done.returncode}: {done.stderr}")
+        return json.loads(done.stdout)
+
+
+def new_game(client: Client, url: str) -> None:
+    for profile in ("ann", "bob"):
+        client.run(profile, "server", url)
+    created = client.json("ann", "new", "--seat", "Ann", "--seat", "Bob", "--me", "Ann",
+                          "--target", "10000")
+    client.json("bob", "join", created["invites"]["Bob"])
+
+
+def time_moves(client: Client, url: str, count: int) -> list[float]:
+    new_game(client, url)
+    timings: list[float] = []
+    while len(timings) < count:
+        state = client.json("ann", "show")
+        if state["status"] != "active":
+            new_game(client, url)
+            continue
+        profile = ("ann", "bob")[state["view"]["current"]]
+        listing = client.json(profile, "moves")
+        if not listing["actions"]:
+            continue
+        started = time.perf_counter()
+        done = client.run(profile, "move", "1")
+        elapsed = time.perf_counter() - started
+        if done.returncode == 0:
+            timings.append(elapsed)
+    return timings
+
+
+def time_command(command: list[str], runs: int) -> list[float]:
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=False, timeout=60)
+        timings.append(time.perf_counter() - started)
+    return timings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--moves", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=20)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'server'}{os.pathsep}{ROOT / 'client'}",
+               "DATABASE_URL": f"sqlite:///{Path(tmp) / 'dos.sqlite3'}",
+               "SECRET_KEY": secrets.token_urlsafe(32),
+               "DOS_RATE_LIMIT_CREATE": "1000000 per minute",
+               "DOS_RATE_LIMIT_JOIN": "1000000 per minute"}
+        subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
+                       env=env, check=True, capture_output=True, timeout=120)
+        port = free_port()
+        log = Path(tmp) / "gunicorn.log"
+        with log.open("w") as log_file:
+            server = subprocess.Popen(
+                [str(BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "2", "--threads", "4",
+                 "--graceful-timeout", "5", "dos_server.wsgi:app"],
+                cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
+            try:
+                if not wait_ready(port, server):
+                    print(f"gunicorn did not start:\n{log.read_text()[-3000:]}", file=sys.stderr)
+                    sys.exit(1)
+                client = Client(Path(tmp) / "client.json")
+                moves = time_moves(client, f"http://127.0.0.1:{port}", options.moves)
+            finally:
+                server.terminate()
+                try:
+                    server.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
+    help_runs = time_command([CLIENT, "--help"], options.runs)
+    bare_runs = time_command([sys.executable, "-c", "pass"], options.runs)
+    help_ms = statistics.median(help_runs) * 1000
+    bare_ms = statistics.median(bare_runs) * 1000
+    results: dict[str, Any] = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        "move": {"count": len(moves), "median_ms": statistics.median(moves) * 1000,
+                 "p90_ms": percentile(moves, 0.9) * 1000},
+        "help": {"runs": options.runs, "median_ms": help_ms, "python_pass_median_ms": bare_ms,
+                 "ratio": help_ms / bare_ms if bare_ms else 0.0, "aim_ms": AIM_HELP_MS,
+                 "meets_aim": help_ms < AIM_HELP_MS},
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"dos-client move N: median {results['move']['median_ms']:.0f} ms, "
+          f"p90 {results['move']['p90_ms']:.0f} ms over {len(moves)} moves")
+    print(f"dos-client --help: median {help_ms:.0f} ms; python -c pass {bare_ms:.0f} ms; "
+          f"ratio {results['help']['ratio']:.2f} (aim < {AIM_HELP_MS:.0f} ms)")
+    print(f"written to {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Email notifications: plain text and HTML, threaded per game and seat, one-click unsubscribe."""
+
+from __future__ import annotations
+
+import html
+import logging
+import smtplib
+import ssl
+from email.message import EmailMessage
+from email.utils import formatdate
+from pathlib import Path
+from typing import Any
+
+from flask import current_app
+
+log = logging.getLogger("dos_server.email")
+
+SUBJECTS = {
+    "your_turn": "Your turn in DOS game {game}",
+    "reminder": "Reminder: your turn in DOS game {game} is running out",
+    "timed_out": "Your turn in DOS game {game} timed out",
+    "caught": "You were caught without calling DOS in game {game}",
+    "round_over": "Round over in DOS game {game}",
+    "game_over": "DOS game {game} is over",
+    "invited": "You are invited to a game of DOS ({game})",
+    "undeliverable": "We could not reach you for DOS game {game}",
+}
+
+
+class DeliveryError(Exception):
+    """A failed attempt; ``retry_after`` (seconds) when the other side asked for a pause."""
+
+    def __init__(self, message: str, status: int | None = None,
+                 retry_after: float | None = None, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+        self.permanent = permanent
+
+
+def thread_id(game_id: str, seat: int, domain: str) -> str:
+    """The Message-ID every email of one game and seat refers to, so they thread together."""
+    return f"<game-{game_id}.seat-{seat}@{domain}>"
+
+
+def build(payload: dict[str, Any], message_id: str) -> EmailMessage:
+    config = current_app.config
+    domain = config["MAIL_DOMAIN"]
+    game = payload["game_id"]
+    message = EmailMessage()
+    message["Subject"] = SUBJECTS.get(payload["event"], "DOS game {game}").format(game=game)
+    message["From"] = config["MAIL_FROM"]
+    message["Date"] = formatdate(localtime=False)
+    root = thread_id(game, payload["seat"], domain)
+    message["Message-ID"] = f"<{message_id}@{domain}>"
+    message["In-Reply-To"] = root
+    message["References"] = root
+    message["List-Id"] = f"DOS game {game} <{game}.games.{domain}>"
+    message["List-Unsubscribe"] = f"<{payload['unsubscribe']}>"
+    message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    message["X-DOS-Game"] = game
+    message["X-DOS-Event"] = payload["event"]
+    message.set_content(text_body(payload))
+    message.add_alternative(html_body(payload), subtype="html")
+    return message
+
+
+def _summary(payload: dict[str, Any]) -> list[str]:
+    event = payload["event"]
+    data = payload.get("data") or {}
+    names = payload["names"]
+    if event == "your_turn":
+        return ["It is your turn."]
+    if event == "reminder":
+        return [f"Your turn is still waiting; the deadline is {payload['deadline']}."]
+    if event == "timed_out":
+        return ["Your turn ran out of time, so it was played for you."]
+    if event == "caught":
+        return ["You ended a turn on two cards without calling DOS and were caught: "
+                "you drew two cards."]
+    if event == "round_over":
+        return ["The round is over. Scores: " + ", ".join(
+            f"{names[i]} {s}" for i, s in enumerate(data.get("scores", [])))]
+    if event == "game_over":
+        winner = data.get("winner")
+        return [f"The game is over: {names[winner] if winner is not None else '?'} won. Scores: "
+                + ", ".join(f"{names[i]} {s}" for i, s in enumerate(data.get("scores", [])))]
+    if event == "invited":
+        return ["You are invited to a game of DOS.", f"Join with: {data.get('join')}"]
+    if event == "undeliverable":
+        return [f"We could not deliver your {data.get('channel')} notifications "
+                f"({data.get('target')}): {data.get('error')}. Check the address."]
+    return []
+
+
+def text_body(payload: dict[str, Any]) -> str:
+    lines = [f"Hello {payload.get('name') or ''},", "", *_summary(payload), ""]
+    view = payload.get("view")
+    if view is not None:
+        names = payload["names"]
+        lines.append(f"Round {view['round']} - {names[view['current']]} to play - "
+                     f"version {payload['version']}")
+        if payload.get("deadline"):
+            lines.append(f"Deadline: {payload['deadline']}")
+        lines.append("Scores: " + ", ".join(f"{names[i]} {s}"
+                                            for i, s in enumerate(view["scores"])))
+        lines.append("Center Row: " + "  ".join(
+            f"{c['position']}:[{c['card']}]" for c in view["center_row"]))
+        if view.get("hand") is not None:
+            lines.append("Your hand:  " + " ".join(f"[{c}]" for c in view["hand"]))
+        lines.append("")
+    moves = payload.get("moves") or []
+    if moves and view is not None and view.get("current") == payload["seat"]:
+        lines.append("Your moves:")
+        lines += [f"  {m['number']:>2}. {m['action']:<12} {m['description']}" for m in moves]
+        lines.append("")
+        lines.append("To play move 1 from a terminal:")
+        lines.append(f"  dos-client move {payload['game_id']} 1")
+        lines.append("")
+    lines.append(f"Game: {payload['links']['game']}")
+    lines.append(f"Stop these emails: {payload['unsubscribe']}")
+    return "\n".join(lines) + "\n"
+
+
+def html_body(payload: dict[str, Any]) -> str:
+    text = html.escape(text_body(payload))
+    return ("<!doctype html><html><body>"
+            f"<pre style=\"font-family: ui-monospace, monospace\">{text}</pre>"
+            f"<p><a href=\"{html.escape(payload['links']['game'])}\">Open the game</a> · "
+            f"<a href=\"{html.escape(payload['unsubscribe'])}\">Unsubscribe</a></p>"
+            "</body></html>")
+
+
+def send(target: str, payload: dict[str, Any], message_id: str) -> None:
+    """Deliver one email over SMTP, or (no SMTP_HOST) to the log and the instance folder."""
+    config = current_app.config
+    message = build(payload, message_id)
+    message["To"] = target
+    host = config.get("SMTP_HOST")
+    if not host:
+        folder = Path(current_app.instance_path) / "outbox"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{message_id}.eml").write_bytes(bytes(message))
+        log.info("email written to %s (no SMTP_HOST set): %s to %s",
+                 folder, message["Subject"], target)
+        return
+    port = int(config["SMTP_PORT"])
+    security = str(config["SMTP_SECURITY"]).lower()
+    timeout = float(config["SMTP_TIMEOUT"])
+    try:
+        smtp: smtplib.SMTP
+        if security == "ssl":
+            smtp = smtplib.SMTP_SSL(host, port, timeout=timeout,
+                                    context=ssl.create_default_context())
+        else:
+            smtp = smtplib.SMTP(host, port, timeout=timeout)
+        with smtp:
+            if security == "starttls":
+                smtp.starttls(context=ssl.create_default_context())
+            if config.get("SMTP_USERNAME"):
+                smtp.login(config["SMTP_USERNAME"], config.get("SMTP_PASSWORD") or "")
+            smtp.send_message(message)
+    except smtplib.SMTPRecipientsRefused as error:
+        raise DeliveryError(f"the mail server refused {target}: {error}",
+                            permanent=True) from None
+    except (OSError, smtplib.SMTPException) as error:
+        raise DeliveryError(f"SMTP {host}:{port}: {error}") from None

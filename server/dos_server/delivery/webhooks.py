@@ -1,0 +1,59 @@
+"""Webhooks signed per the Standard Webhooks spec (the ``standardwebhooks`` package)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import requests
+from flask import current_app
+from standardwebhooks.webhooks import Webhook
+
+from dos_server.delivery.email import DeliveryError
+
+
+def body_of(payload: dict[str, Any]) -> str:
+    public = {k: v for k, v in payload.items() if k != "secret"}
+    return json.dumps(public, separators=(",", ":"), sort_keys=True)
+
+
+def send(target: str, payload: dict[str, Any], message_id: str) -> None:
+    """POST the event; 2xx is success. The same ``webhook-id`` is used on every retry."""
+    body = body_of(payload)
+    now = datetime.now(UTC)
+    signature = Webhook(payload["secret"]).sign(message_id, now, body)
+    headers = {
+        "content-type": "application/json",
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": signature,
+        "user-agent": "dos-by-mail-webhooks",
+    }
+    try:
+        response = requests.post(target, data=body.encode(), headers=headers,
+                                 timeout=float(current_app.config["WEBHOOK_TIMEOUT"]),
+                                 allow_redirects=False)
+    except requests.RequestException as error:
+        raise DeliveryError(f"POST {target}: {type(error).__name__}: {error}") from None
+    if 200 <= response.status_code < 300:
+        return
+    if response.status_code == 410:
+        raise DeliveryError(f"{target} answered 410 Gone: endpoint disabled", status=410,
+                            permanent=True)
+    raise DeliveryError(f"{target} answered HTTP {response.status_code}",
+                        status=response.status_code,
+                        retry_after=_retry_after(response.headers.get("Retry-After")))
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
