@@ -133,7 +133,7 @@ _CANONICAL = re.compile(
     rf"|(?P<verb>add|place)\s+(?P<card>{_CARD})"
     r"|catch\s+(?P<seat>\d{1,2})"
     r"|(?P<word>draw|end|dos))$",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,  # ASCII only: "ſ" must not pass for "s"
 )
 
 NOTATION_HELP = (

@@ -200,6 +200,8 @@ _COLOUR_WORDS = {
 _LENIENT_CARD = re.compile(
     r"^(?:(?P<wd>w2|w|wd|dos|wilddos|wild dos|wild-dos)"
     r"|(?P<col>red|green|blue|yellow|r|g|b|y)[\s-]*(?P<rest>\d{1,2}|#|w|wild|wild ?#))$"
+,
+    re.ASCII,
 )
 
 

@@ -49,13 +49,15 @@ _WORDS: dict[str, Action] = {
     "e": END, "done": END, "end turn": END, "finish": END, "stop": END,
     "call": CALL_DOS, "call dos": CALL_DOS, "dos!": CALL_DOS, "say dos": CALL_DOS,
 }
-_CATCH = re.compile(r"^catch\s+(?P<who>.+)$")
-_CARD_VERB = re.compile(r"^(?P<verb>add|a|place|p|bonus)\s+(?P<card>.+)$")
+_CATCH = re.compile(r"^catch\s+(?P<who>.+)$", re.ASCII)
+_CARD_VERB = re.compile(r"^(?P<verb>add|a|place|p|bonus)\s+(?P<card>.+)$", re.ASCII)
 _MATCH = re.compile(
     r"^(?:m|match|on|cr)\s*(?P<pos>\d{1,3})(?:\s*=\s*(?P<decl>[a-z0-9]+))?"
     r"(?:\s*(?:with|:|,)?\s*(?P<cards>.+))?$"
+,
+    re.ASCII,
 )
-_CARD_DECL = re.compile(r"^(?P<card>.+?)\s*=\s*(?P<decl>[a-z0-9]+)$")
+_CARD_DECL = re.compile(r"^(?P<card>.+?)\s*=\s*(?P<decl>[a-z0-9]+)$", re.ASCII)
 
 
 @dataclass
