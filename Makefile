@@ -24,10 +24,13 @@ install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
 
 # Upgrades the database (SQLite in server/instance/ unless DATABASE_URL says otherwise), then
-# serves the API on http://127.0.0.1:5000 under gunicorn. (The notification worker comes
-# with issue #5.)
+# serves the API on http://127.0.0.1:5000 under gunicorn beside the notification worker.
+# Ctrl-C stops both.
 run: install
 	$(VENV)/bin/flask --app dos_server db upgrade
+	@echo "DOS by mail on http://127.0.0.1:5000 (web + worker); Ctrl-C stops both."
+	$(VENV)/bin/flask --app dos_server worker & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(VENV)/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --threads 4 dos_server.wsgi:app
 
 demo: install

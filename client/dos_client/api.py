@@ -81,5 +81,10 @@ class DosApi:
     def resign(self, game_id: str) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/resign")
 
+    def set_notifications(self, game_id: str, seat: int,
+                          changes: dict[str, Any]) -> dict[str, Any]:
+        return self._call("PUT", f"/api/games/{game_id}/seats/{seat}/notifications",
+                          json=changes)
+
     def rotate_token(self, game_id: str, seat: int) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/seats/{seat}/token")

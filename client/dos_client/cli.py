@@ -506,6 +506,59 @@ def start(settings: Settings, game: str | None) -> None:
     click.echo(f"{name} started.")
 
 
+NOTIFY_EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over",
+                 "invited")
+
+
+@cli.command()
+@click.argument("game", required=False)
+@click.option("--email", metavar="ADDRESS", help="Send emails here.")
+@click.option("--no-email", is_flag=True, help="Stop emails.")
+@click.option("--webhook", metavar="URL", help="POST signed webhooks here.")
+@click.option("--no-webhook", is_flag=True, help="Stop webhooks.")
+@click.option("--event", "events", multiple=True, metavar="CHANNEL:EVENT",
+              help="Only these events, e.g. email:your_turn (repeat). Events: "
+                   + ", ".join(NOTIFY_EVENTS) + ".")
+@click.option("--all-events", is_flag=True, help="Every event on every channel again.")
+@pass_settings
+def notify(settings: Settings, game: str | None, email: str | None, no_email: bool,
+           webhook: str | None, no_webhook: bool, events: Sequence[str],
+           all_events: bool) -> None:
+    """Choose how you hear about a game: email, webhook, and which events."""
+    store = settings.store()
+    name, entry = _pick(store, game)
+    if entry.get("seat") is None:
+        raise ClientError("you hold no seat in this game")
+    changes: dict[str, Any] = {}
+    if email or no_email:
+        changes["email"] = None if no_email else email
+    if webhook or no_webhook:
+        changes["webhook_url"] = None if no_webhook else webhook
+    if all_events:
+        changes["events"] = None
+    elif events:
+        chosen: dict[str, list[str]] = {"email": [], "webhook": []}
+        for item in events:
+            channel, _, event = item.partition(":")
+            if channel not in chosen or event not in NOTIFY_EVENTS:
+                raise click.BadParameter(f"{item!r}: use email:EVENT or webhook:EVENT",
+                                         param_hint="--event")
+            chosen[channel].append(event)
+        changes["events"] = chosen
+    if not changes:
+        raise click.UsageError("say what to change: --email, --webhook, --event, ...")
+    result = _player_api(settings, store, entry).set_notifications(
+        entry["game_id"], entry["seat"], changes)
+    if settings.as_json:
+        _emit_json(result)
+        return
+    click.echo(f"Notifications for {name}: email {result['email'] or 'off'}, "
+               f"webhook {result['webhook_url'] or 'off'}.")
+    if result.get("webhook_secret"):
+        click.echo(f"Webhook secret (shown once, verify signatures with it): "
+                   f"{result['webhook_secret']}")
+
+
 @cli.group()
 def token() -> None:
     """Manage your token for a game."""

@@ -605,3 +605,22 @@ def test_help_lists_every_command_and_exit_codes() -> None:
         assert re.search(rf"^\s+{command}\b", text, re.M), command
     assert "Exit codes" in text
     assert "6 server unreachable" in text
+
+
+def test_notify_sets_channels_and_events(table: Table, config_file: Path) -> None:
+    result = ok("--profile", "bob", "notify", "--email", "bob@example.org",
+                "--webhook", "http://127.0.0.1:9/hook")
+    assert "email bob@example.org" in result.stdout
+    secret_line = result.stdout.strip().splitlines()[-1]
+    assert "whsec_" in secret_line  # shown once, when the URL is set
+    body = as_json("--profile", "bob", "notify", "--event", "email:your_turn",
+                   "--event", "webhook:game_over")
+    assert body["events"] == {"email": ["your_turn"], "webhook": ["game_over"]}
+    assert body["webhook_secret"] is None  # not shown again
+    off = as_json("--profile", "bob", "notify", "--no-webhook", "--all-events")
+    assert off["webhook_url"] is None
+    assert off["events"]["email"][0] == "your_turn"
+    bad = run("--profile", "bob", "notify", "--event", "sms:your_turn")
+    assert bad.exit_code == 2
+    nothing = run("--profile", "bob", "notify")
+    assert nothing.exit_code == 2
