@@ -19,6 +19,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(moment: datetime) -> datetime:
+    """SQLite gives back naive datetimes; everything is stored as UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 class GameRow(db.Model):  # type: ignore[name-defined,misc]
     __tablename__ = "games"
 
@@ -40,6 +45,7 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     reminded: Mapped[bool] = mapped_column(default=False)
     timeout_policy: Mapped[str] = mapped_column(String(16), default="random")  # random|greedy
     forfeit_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    vacation_days: Mapped[int] = mapped_column(Integer, default=14)  # per seat per year
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow
@@ -74,6 +80,12 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
     # {"email": [event, ...], "webhook": [...]}; None means every event on every channel.
     notify_events: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     timeouts: Mapped[int] = mapped_column(Integer, default=0)
+    digest: Mapped[bool] = mapped_column(default=False)  # one "waiting on you" email a day
+    # Vacation: the seat's clock is paused until vacation_until; days used per calendar year.
+    vacation_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
+                                                            nullable=True)
+    vacation_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    vacation_used: Mapped[int] = mapped_column(Integer, default=0)
 
     game: Mapped[GameRow] = relationship(back_populates="seats")
 
@@ -153,3 +165,12 @@ class DeliveryAttemptRow(db.Model):  # type: ignore[name-defined,misc]
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     duration_ms: Mapped[int] = mapped_column(Integer, default=0)
     worker: Mapped[str] = mapped_column(String(64), default="")
+
+
+class DigestRow(db.Model):  # type: ignore[name-defined,misc]
+    """When an address last got its daily digest (digest mode sends at most one a day)."""
+
+    __tablename__ = "digests"
+
+    address: Mapped[str] = mapped_column(String(254), primary_key=True)
+    last_sent_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

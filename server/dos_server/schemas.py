@@ -51,6 +51,9 @@ class CreateGameIn(ma.Schema):
         allow_none=True, validate=validate.Range(min=1, max=100),
         metadata={"description": "after this many timeouts a seat is forfeited (played by "
                                  "the random bot)"})
+    vacation_days = StrictInteger(
+        load_default=14, validate=validate.Range(min=0, max=60),
+        metadata={"description": "days per year each seat may pause its clock"})
     turn_time_limit = StrictInteger(
         allow_none=True, validate=validate.Range(min=60, max=60 * 86400),
         metadata={"description": "seconds a player has for a turn (60 s to 60 days)"},
@@ -110,3 +113,8 @@ class NotificationsIn(ma.Schema):
                                 validate=validate.Length(max=2048))
     events = ma.fields.Nested(ChannelEvents, allow_none=True,
                               metadata={"description": "events per channel; null: all"})
+    digest = StrictBoolean(metadata={"description": "your-turn emails as one daily digest"})
+
+
+class VacationIn(ma.Schema):
+    days = StrictInteger(required=True, validate=validate.Range(min=1, max=60))

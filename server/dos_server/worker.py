@@ -37,7 +37,7 @@ from dos_server.delivery import email, webhooks
 from dos_server.delivery.email import DeliveryError
 from dos_server.extensions import db
 from dos_server.models import DeliveryAttemptRow, EventRow, GameRow, NotificationRow, utcnow
-from dos_server.services import games, notify
+from dos_server.services import digest, games, notify
 
 log = logging.getLogger("dos_server.worker")
 
@@ -158,6 +158,7 @@ def run_once(clock: Clock = utcnow) -> int:
     for notification_id in ids:
         delivered += deliver(notification_id, clock)
     check_deadlines(clock())
+    digest.send_digests(clock())
     return delivered
 
 
@@ -227,7 +228,7 @@ def _time_out(game_id: str, now: datetime) -> int:
             seat.resigned = True
             rows.append(_event(game, seat_index, "forfeited", {"timeouts": seat.timeouts}))
         rows += games._run_bots(game, state)
-        games._save(game, state, before)
+        games._save(game, state, before, now)
         notify.enqueue(game, "timed_out", [seat], state, {"policy": game.timeout_policy})
         notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
         return 1

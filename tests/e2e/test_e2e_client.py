@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import requests
-from conftest import Server
+from e2e_server import Server
 
 from dos_engine.record import GameRecord, replay
 

@@ -17,16 +17,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import flask_migrate
 import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
-from server_helpers import SECRET
+from server_db import app_config, build_app, dispose
 
 from dos_server import create_app
 from dos_server.config import normalize_database_url
-from dos_server.extensions import db
 
 PG_URL = os.environ.get("TEST_DATABASE_URL")
 BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
@@ -66,33 +64,7 @@ def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
             yield url
 
 
-def upgrade(app: Flask, revision: str = "head") -> None:
-    """``flask db upgrade`` in-process."""
-    with app.app_context():
-        flask_migrate.upgrade(revision=revision)
 
-
-def app_config(url: str, **config: Any) -> dict[str, Any]:
-    return {
-        "TESTING": True,
-        "SECRET_KEY": SECRET,
-        "SQLALCHEMY_DATABASE_URI": url,
-        # Tests create many games from one address; the limits are not under test here.
-        "RATELIMIT_ENABLED": False,
-        **config,
-    }
-
-
-def build_app(url: str, **config: Any) -> Flask:
-    app = create_app(app_config(url, **config))
-    upgrade(app)
-    return app
-
-
-def dispose(app: Flask) -> None:
-    with app.app_context():
-        db.session.remove()
-        db.engine.dispose()
 
 
 @pytest.fixture(params=BACKENDS)

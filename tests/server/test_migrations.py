@@ -10,8 +10,8 @@ from pathlib import Path
 import flask_migrate
 import pytest
 import sqlalchemy as sa
-from conftest import app_config, dispose, upgrade
 from flask import Flask
+from server_db import app_config, dispose, upgrade
 
 from dos_server import create_app
 from dos_server.extensions import db

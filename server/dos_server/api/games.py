@@ -9,7 +9,14 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from dos_server.extensions import limiter
-from dos_server.schemas import ActionsIn, CreateGameIn, HistoryQuery, JoinIn, NotificationsIn
+from dos_server.schemas import (
+    ActionsIn,
+    CreateGameIn,
+    HistoryQuery,
+    JoinIn,
+    NotificationsIn,
+    VacationIn,
+)
 from dos_server.services import games as service
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
@@ -40,7 +47,8 @@ class Games(MethodView):
         """Create a game; returns the host token and one invite per named seat (shown once)."""
         seats = [service.SeatSpec(**seat) for seat in body["seats"]]
         return service.create_game(seats, body.get("options", {}), body.get("turn_time_limit"),
-                                   body["timeout_policy"], body.get("forfeit_after"))
+                                   body["timeout_policy"], body.get("forfeit_after"),
+                                   body["vacation_days"])
 
 
 @blp.route("/<game_id>")
@@ -202,7 +210,22 @@ class Notifications(MethodView):
         _, viewer = _viewer(game_id)
         return service.set_notifications(game_id, viewer, seat, body.get("email"),
                                          body.get("webhook_url"), body.get("events"),
-                                         set(body))
+                                         set(body), body.get("digest"))
+
+
+@blp.route("/<game_id>/vacation")
+class Vacation(MethodView):
+    @blp.arguments(VacationIn)
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not a player")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="not enough vacation days left, or the game is over")
+    @blp.alt_response(422, description="invalid number of days")
+    def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
+        """Pause your clock for some days (the game's allowance per year)."""
+        _, viewer = _viewer(game_id)
+        return service.start_vacation(game_id, viewer, body["days"])
 
 
 unsubscribe_blp = Blueprint("unsubscribe", __name__, url_prefix="/api/unsubscribe",

@@ -44,6 +44,8 @@ def thread_id(game_id: str, seat: int, domain: str) -> str:
 
 
 def build(payload: dict[str, Any], message_id: str) -> EmailMessage:
+    if payload["event"] == "digest":
+        return _build_digest(payload, message_id)
     config = current_app.config
     domain = config["MAIL_DOMAIN"]
     game = payload["game_id"]
@@ -165,3 +167,36 @@ def send(target: str, payload: dict[str, Any], message_id: str) -> None:
                             permanent=True) from None
     except (OSError, smtplib.SMTPException) as error:
         raise DeliveryError(f"SMTP {host}:{port}: {error}") from None
+
+
+def _build_digest(payload: dict[str, Any], message_id: str) -> EmailMessage:
+    """The daily digest: every game waiting on this address, one thread per address."""
+    config = current_app.config
+    domain = config["MAIL_DOMAIN"]
+    games = payload["games"]
+    message = EmailMessage()
+    count = len(games)
+    message["Subject"] = f"DOS: {count} game{'s' if count != 1 else ''} waiting on you"
+    message["From"] = config["MAIL_FROM"]
+    message["Date"] = formatdate(localtime=False)
+    root = f"<digest.{payload['thread']}@{domain}>"
+    message["Message-ID"] = f"<{message_id}@{domain}>"
+    message["In-Reply-To"] = root
+    message["References"] = root
+    message["List-Unsubscribe"] = f"<{payload['unsubscribe']}>"
+    message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    message["X-DOS-Event"] = "digest"
+    lines = ["These DOS games are waiting on you:", ""]
+    for game in games:
+        deadline = f" (deadline {game['deadline']})" if game.get("deadline") else ""
+        lines += [f"- game {game['id']} as {game['name']}{deadline}",
+                  f"  see your moves: dos-client moves {game['id']}",
+                  f"  play move 1:    {game['line']}",
+                  f"  {game['link']}",
+                  f"  stop emails for this game: {game['unsubscribe']}", ""]
+    text = "\n".join(lines) + "\n"
+    message.set_content(text)
+    message.add_alternative(
+        "<!doctype html><html><body><pre style=\"font-family: ui-monospace, monospace\">"
+        + html.escape(text) + "</pre></body></html>", subtype="html")
+    return message

@@ -12,7 +12,7 @@ import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -37,7 +37,7 @@ from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_server import tokens
 from dos_server.database import write_transaction
 from dos_server.extensions import db
-from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, utcnow
+from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, as_utc, utcnow
 from dos_server.problems import Problem
 from dos_server.services import notify
 
@@ -147,6 +147,8 @@ def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[
                 "claimed": seat.claimed,
                 "resigned": seat.resigned,
                 "open": seat.name is None,
+                "vacation_until": seat.vacation_until.isoformat()
+                if seat.vacation_until and as_utc(seat.vacation_until) > utcnow() else None,
             }
             for seat in game.seats
         ],
@@ -236,6 +238,7 @@ def create_game(
     turn_time_limit: int | None,
     timeout_policy: str = "random",
     forfeit_after: int | None = None,
+    vacation_days: int = 14,
 ) -> dict[str, Any]:
     if not 2 <= len(seats) <= 4:
         raise _invalid("a game has 2 to 4 seats (RULES.md 2.1)")
@@ -262,6 +265,7 @@ def create_game(
             turn_time_limit=turn_time_limit,
             timeout_policy=timeout_policy,
             forfeit_after=forfeit_after,
+            vacation_days=vacation_days,
             next_seq=1,
         )
         for index, spec in enumerate(seats):
@@ -284,7 +288,8 @@ def create_game(
                             "webhook_secret": seat.webhook_secret})
             notify.enqueue(game, "invited", [seat], None,
                            {"invite": f"{game.id}:{invite}",
-                            "join": f"dos-client join {game.id}:{invite}"}, key="created")
+                            "join": f"dos-client join {game.id}:{invite}"},
+                           key=f"created-{seat.index}")  # seats may share a webhook URL
         body = game_body(game, Viewer(host=True))
         body["host_token"] = tokens.issue("host", game.id, None, game.host_token_version)
         body["invite_code"] = game.invite_code
@@ -304,7 +309,7 @@ def _webhook_secret_for(game: GameRow, url: str | None) -> str | None:
 
 def set_notifications(game_id: str, viewer: Viewer, index: int, email: str | None,
                       webhook_url: str | None, events: dict[str, list[str]] | None,
-                      fields: set[str]) -> dict[str, Any]:
+                      fields: set[str], digest: bool | None = None) -> dict[str, Any]:
     """Change a seat's channels and the events each receives (host or the seat itself)."""
     if not viewer.host and viewer.seat != index:
         raise Problem(403, "not-your-seat", "Not your seat",
@@ -324,13 +329,51 @@ def set_notifications(game_id: str, viewer: Viewer, index: int, email: str | Non
             secret_shown = seat.webhook_secret
         if "events" in fields:
             seat.notify_events = events
+        if digest is not None:
+            seat.digest = digest
         return {
             "seat": seat.index,
             "email": seat.email,
             "webhook_url": seat.webhook_url,
             "events": seat.notify_events or {c: list(notify.EVENTS) for c in notify.CHANNELS},
+            "digest": seat.digest,
             "webhook_secret": secret_shown,  # shown once, when the URL is set
         }
+
+
+def start_vacation(game_id: str, viewer: Viewer, days: int) -> dict[str, Any]:
+    """Pause the seat's clock for ``days`` days, out of the game's allowance per year."""
+    if viewer.seat is None:
+        raise Problem(403, "not-a-player", "Players only", "only a seat's player token can "
+                      "take a vacation")
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        if game.status not in ("waiting", "active"):
+            raise Problem(409, "game-not-active", "Game not in play",
+                          f"game {game.id} is {game.status}")
+        seat = _seat(game, viewer.seat)
+        now = utcnow()
+        used = seat.vacation_used if seat.vacation_year == now.year else 0
+        left = game.vacation_days - used
+        if days > left:
+            raise Problem(409, "no-vacation-left", "Not enough vacation days",
+                          f"you have {left} vacation day(s) left this year in this game "
+                          f"(the game allows {game.vacation_days})")
+        seat.vacation_year = now.year
+        seat.vacation_used = used + days
+        pause = timedelta(days=days)
+        base = now if seat.vacation_until is None else max(now, as_utc(seat.vacation_until))
+        seat.vacation_until = base + pause
+        state = Game.from_dict(game.state) if game.state is not None else None
+        if (state is not None and not state.is_over and state.current == seat.index
+                and game.turn_deadline is not None and game.turn_started_at is not None):
+            game.turn_deadline = as_utc(game.turn_deadline) + pause
+            game.turn_started_at = as_utc(game.turn_started_at) + pause
+        game.version += 1
+        return {"seat": seat.index, "vacation_until": seat.vacation_until.isoformat(),
+                "days_left": game.vacation_days - seat.vacation_used,
+                "turn_deadline": game.turn_deadline.isoformat() if game.turn_deadline
+                else None}
 
 
 def unsubscribe(token: str) -> dict[str, Any]:
@@ -621,18 +664,25 @@ def turn_key(state: Game) -> tuple[int, int, bool]:
     return (state.round_no, state.current, state.is_over)
 
 
-def _save(game: GameRow, state: Game, before: tuple[int, int, bool]) -> None:
-    """Store the state; a new turn restarts the turn clock (deadline and 80% reminder)."""
+def _save(game: GameRow, state: Game, before: tuple[int, int, bool],
+          now: datetime | None = None) -> None:
+    """Store the state; a new turn restarts the turn clock (deadline and 80% reminder).
+
+    ``now``: the worker's clock when it applies a timeout (default: the wall clock).
+    """
     game.state = state.to_dict()
     if state.is_over:
         game.status = "finished"
         game.turn_deadline = None
         game.turn_started_at = None
     elif (state.round_no, state.current) != before[:2]:
-        now = utcnow()
-        game.turn_started_at = now
+        start = now or utcnow()
+        seat = next(s for s in game.seats if s.index == state.current)
+        if seat.vacation_until is not None:  # the clock waits for the player's return
+            start = max(start, as_utc(seat.vacation_until))
+        game.turn_started_at = start
         game.reminded = False
-        game.turn_deadline = (now + timedelta(seconds=game.turn_time_limit)
+        game.turn_deadline = (start + timedelta(seconds=game.turn_time_limit)
                               if game.turn_time_limit else None)
 
 
@@ -692,6 +742,7 @@ __all__ = [
     "rotate_token",
     "set_notifications",
     "start_now",
+    "start_vacation",
     "submit_actions",
     "unsubscribe",
 ]

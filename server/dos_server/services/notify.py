@@ -21,6 +21,7 @@ from dos_server.models import GameRow, NotificationRow, SeatRow, utcnow
 
 EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over", "invited")
 CHANNELS = ("email", "webhook")
+DIGESTED = ("your_turn", "reminder")  # what digest mode gathers into one daily email
 
 
 def wants(seat: SeatRow, channel: str, event: str) -> bool:
@@ -75,6 +76,8 @@ def enqueue(
     for seat in chosen:
         if "email" not in channels or not wants(seat, "email", event):
             continue
+        if seat.digest and event in DIGESTED:
+            continue  # it will be in the seat's daily digest instead
         payload = _email_payload(game, seat, state, event, data)
         _add(game, [seat.index], "email", seat.email or "", event,
              f"{game.id}:{occurrence}:{event}:email:{seat.index}", payload)
@@ -152,7 +155,8 @@ def after_change(game: GameRow, state: Game, before: tuple[int, int, bool],
     people = [s for s in game.seats if not s.bot]
     for kind, seat in kinds:
         if kind == "caught" and seat is not None:
-            enqueue(game, "caught", [seats[seat]], state, {"seat": seat})
+            enqueue(game, "caught", [seats[seat]], state, {"seat": seat},
+                    key=f"v{game.version}-seat{seat}")
     rounds = [k for k, _ in kinds if k == "round_over"]
     if rounds:
         enqueue(game, "round_over", people, state, {"scores": list(state.scores)})

@@ -1,0 +1,65 @@
+"""Digest mode: instead of one email per turn, at most one email a day per address that lists
+every game waiting on that person (their seats with ``digest`` on)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import select
+
+from dos_server.database import write_transaction
+from dos_server.extensions import db
+from dos_server.models import DigestRow, GameRow, NotificationRow, SeatRow, as_utc
+from dos_server.services.notify import unsubscribe_url
+
+DIGEST_EVERY = timedelta(hours=24)
+
+
+def send_digests(now: datetime) -> int:
+    """Queue today's digest for every address that has games waiting and none sent for 24 h."""
+    rows = db.session.execute(
+        select(SeatRow, GameRow)
+        .join(GameRow, SeatRow.game_id == GameRow.id)
+        .where(SeatRow.digest.is_(True), SeatRow.email.is_not(None),
+               SeatRow.email_unsubscribed.is_(False), GameRow.status == "active")
+    ).all()
+    waiting: dict[str, list[dict[str, Any]]] = {}
+    base = current_app.config["PUBLIC_URL"].rstrip("/")
+    for seat, game in rows:
+        if game.state is None or game.state.get("current") != seat.index:
+            continue
+        waiting.setdefault((seat.email or "").lower(), []).append({
+            "id": game.id,
+            "seat": seat.index,
+            "name": seat.name,
+            "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
+            "link": f"{base}/api/games/{game.id}",
+            "line": f"dos-client move {game.id} 1",
+            "unsubscribe": unsubscribe_url(game.id, seat.index),
+        })
+    db.session.rollback()
+    queued = 0
+    for address, games in sorted(waiting.items()):
+        with write_transaction():
+            last = db.session.get(DigestRow, address)
+            if last is not None and as_utc(last.last_sent_at) > now - DIGEST_EVERY:
+                continue
+            if last is None:
+                db.session.add(DigestRow(address=address, last_sent_at=now))
+            else:
+                last.last_sent_at = now
+            db.session.add(NotificationRow(
+                game_id=None, seats=[], channel="email", target=address, event="digest",
+                dedupe_key=f"digest:{address}:{now:%Y-%m-%dT%H}",
+                message_id="msg_" + secrets.token_hex(12),
+                payload={"event": "digest", "address": address, "games": games,
+                         "thread": hashlib.sha256(address.encode()).hexdigest()[:16],
+                         "unsubscribe": games[0]["unsubscribe"]},
+                status="pending", attempts=0, next_attempt_at=now,
+            ))
+            queued += 1
+    return queued

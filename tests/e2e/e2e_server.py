@@ -1,0 +1,88 @@
+"""A real server under gunicorn, as a subprocess, for the end-to-end tests (conftest.py re-exports
+the fixture; this module has a unique name so tests can import it)."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    database: Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(database: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": f"{ROOT / 'server'}{os.pathsep}{ROOT / 'client'}",
+        "DATABASE_URL": f"sqlite:///{database}",
+        "SECRET_KEY": secrets.token_urlsafe(32),
+        "DOS_RATE_LIMIT_CREATE": "1000000 per minute",
+        "DOS_RATE_LIMIT_JOIN": "1000000 per minute",
+    })
+    return env
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"gunicorn exited ({process.returncode}):\n{log.read_text()[-3000:]}")
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        time.sleep(0.1)
+    pytest.fail(f"gunicorn not ready within 30 s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("gunicorn")
+    database = tmp / "dos.sqlite3"
+    env = server_env(database)
+    subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
+                   env=env, check=True, capture_output=True, timeout=120)
+    port = free_port()
+    log = tmp / "gunicorn.log"
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            [str(BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "2", "--threads", "4",
+             "--graceful-timeout", "5", "dos_server.wsgi:app"],
+            cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
+        try:
+            wait_ready(port, process, log)
+            yield Server(f"http://127.0.0.1:{port}", database)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
