@@ -86,5 +86,8 @@ class DosApi:
         return self._call("PUT", f"/api/games/{game_id}/seats/{seat}/notifications",
                           json=changes)
 
+    def vacation(self, game_id: str, days: int) -> dict[str, Any]:
+        return self._call("POST", f"/api/games/{game_id}/vacation", json={"days": days})
+
     def rotate_token(self, game_id: str, seat: int) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/seats/{seat}/token")

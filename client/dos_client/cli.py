@@ -520,10 +520,12 @@ NOTIFY_EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "
               help="Only these events, e.g. email:your_turn (repeat). Events: "
                    + ", ".join(NOTIFY_EVENTS) + ".")
 @click.option("--all-events", is_flag=True, help="Every event on every channel again.")
+@click.option("--digest/--no-digest", default=None,
+              help="Your-turn emails as one daily digest of all games waiting on you.")
 @pass_settings
 def notify(settings: Settings, game: str | None, email: str | None, no_email: bool,
            webhook: str | None, no_webhook: bool, events: Sequence[str],
-           all_events: bool) -> None:
+           all_events: bool, digest: bool | None) -> None:
     """Choose how you hear about a game: email, webhook, and which events."""
     store = settings.store()
     name, entry = _pick(store, game)
@@ -545,8 +547,10 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
                                          param_hint="--event")
             chosen[channel].append(event)
         changes["events"] = chosen
+    if digest is not None:
+        changes["digest"] = digest
     if not changes:
-        raise click.UsageError("say what to change: --email, --webhook, --event, ...")
+        raise click.UsageError("say what to change: --email, --webhook, --event, --digest, ...")
     result = _player_api(settings, store, entry).set_notifications(
         entry["game_id"], entry["seat"], changes)
     if settings.as_json:
@@ -557,6 +561,22 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
     if result.get("webhook_secret"):
         click.echo(f"Webhook secret (shown once, verify signatures with it): "
                    f"{result['webhook_secret']}")
+
+
+@cli.command()
+@click.argument("days", type=click.IntRange(1, 60))
+@click.argument("game", required=False)
+@pass_settings
+def vacation(settings: Settings, days: int, game: str | None) -> None:
+    """Pause your clock in a game for DAYS days (the game's yearly allowance)."""
+    store = settings.store()
+    name, entry = _pick(store, game)
+    result = _player_api(settings, store, entry).vacation(entry["game_id"], days)
+    if settings.as_json:
+        _emit_json(result)
+        return
+    click.echo(f"On vacation in {name} until {result['vacation_until']}; "
+               f"{result['days_left']} day(s) left this year.")
 
 
 @cli.group()

@@ -626,3 +626,13 @@ def test_notify_sets_channels_and_events(table: Table, config_file: Path) -> Non
     assert bad.exit_code == 2
     nothing = run("--profile", "bob", "notify")
     assert nothing.exit_code == 2
+
+
+def test_vacation_and_digest(table: Table, config_file: Path) -> None:
+    result = ok("--profile", "bob", "vacation", "2")
+    assert "On vacation in g until" in result.stdout
+    assert "12 day(s) left" in result.stdout
+    assert as_json("--profile", "bob", "vacation", "1")["days_left"] == 11
+    assert run("--profile", "bob", "vacation", "30").exit_code == 3  # 409: not enough left
+    assert run("--profile", "bob", "vacation", "0").exit_code == 2
+    assert as_json("--profile", "bob", "notify", "--digest")["digest"] is True
