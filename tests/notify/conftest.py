@@ -1,0 +1,68 @@
+"""Fixtures for the notification tests: a migrated database per test (SQLite; PostgreSQL too
+when ``TEST_DATABASE_URL`` is set, one schema per test), a real SMTP server and a real webhook
+receiver on loopback. Every port is chosen free, so pytest-xdist workers never collide."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from notify_helpers import (
+    BACKENDS,
+    Receiver,
+    SmtpSink,
+    build_app,
+    database_url,
+    dispose,
+)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def db_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    with database_url(backend, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def make_app(db_url: str, tmp_path: Path) -> Iterator[Callable[..., Flask]]:
+    apps: list[Flask] = []
+
+    def make(**config: Any) -> Flask:
+        app = build_app(db_url, tmp_path, migrate=not apps, **config)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        dispose(app)
+
+
+@pytest.fixture
+def smtp() -> Iterator[SmtpSink]:
+    sink = SmtpSink().start()
+    yield sink
+    sink.stop()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    server = Receiver().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mail_app(make_app: Callable[..., Flask], smtp: SmtpSink) -> Flask:
+    return make_app(SMTP_HOST="127.0.0.1", SMTP_PORT=smtp.port, SMTP_SECURITY="none")

@@ -1,0 +1,367 @@
+"""Real parts for the notification tests: an SMTP sink, a webhook receiver, a fake clock."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import flask_migrate
+import sqlalchemy as sa
+from aiosmtpd.controller import Controller
+from flask import Flask
+from flask.testing import FlaskClient
+from standardwebhooks.webhooks import Webhook
+
+from dos_server import create_app, worker
+from dos_server.config import normalize_database_url
+from dos_server.extensions import db
+from dos_server.models import DeliveryAttemptRow, NotificationRow
+
+SECRET = "test-secret"
+PG_URL = os.environ.get("TEST_DATABASE_URL")
+BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
+ROOT = Path(__file__).resolve().parents[2]
+FLASK = str(Path(sys.executable).parent / "flask")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# -- databases -----------------------------------------------------------------------------
+
+
+@contextmanager
+def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    """A fresh file SQLite database, or a fresh PostgreSQL schema (dropped after)."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'dos.sqlite3'}"
+        return
+    assert PG_URL
+    base = normalize_database_url(PG_URL)
+    name = "n_" + secrets.token_hex(6)
+    admin = sa.create_engine(base, poolclass=sa.pool.NullPool)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{name}"'))
+    sep = "&" if "?" in base else "?"
+    try:
+        yield f"{base}{sep}options={quote(f'-csearch_path={name}')}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{name}" CASCADE'))
+        admin.dispose()
+
+
+def build_app(url: str, tmp_path: Path, migrate: bool, **config: Any) -> Flask:
+    app = create_app({
+        "TESTING": True,
+        "SECRET_KEY": SECRET,
+        "SQLALCHEMY_DATABASE_URI": url,
+        "RATELIMIT_ENABLED": False,
+        "INSTANCE_PATH": str(tmp_path / "instance"),
+        **config,
+    })
+    if migrate:
+        with app.app_context():
+            flask_migrate.upgrade()
+    return app
+
+
+def dispose(app: Flask) -> None:
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+# -- the clock and the worker in-process ---------------------------------------------------
+
+
+class FakeClock:
+    """The worker's clock, moved by the test: ``clock()`` is now, ``clock.advance(s)``."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> datetime:
+        self.now += timedelta(seconds=seconds)
+        return self.now
+
+    def set(self, moment: datetime) -> datetime:
+        self.now = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return self.now
+
+
+def real_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def run_worker(app: Flask, clock: Callable[[], datetime] = real_clock, passes: int = 1) -> int:
+    """``passes`` worker passes in-process (stops early when one delivers nothing)."""
+    total = 0
+    with app.app_context():
+        try:
+            for _ in range(passes):
+                delivered = worker.run_once(clock)
+                total += delivered
+                if not delivered:
+                    break
+        finally:
+            db.session.remove()
+    return total
+
+
+def rows(app: Flask, **where: Any) -> list[NotificationRow]:
+    with app.app_context():
+        query = sa.select(NotificationRow).order_by(NotificationRow.id)
+        for key, value in where.items():
+            query = query.where(getattr(NotificationRow, key) == value)
+        found = list(db.session.execute(query).scalars().all())
+        db.session.expunge_all()
+        db.session.remove()
+    return found
+
+
+def attempts(app: Flask, notification_id: int) -> list[DeliveryAttemptRow]:
+    with app.app_context():
+        found = list(db.session.execute(
+            sa.select(DeliveryAttemptRow)
+            .where(DeliveryAttemptRow.notification_id == notification_id)
+            .order_by(DeliveryAttemptRow.id)).scalars().all())
+        db.session.expunge_all()
+        db.session.remove()
+    return found
+
+
+# -- API -------------------------------------------------------------------------------------
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def create(client: FlaskClient, seats: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+    response = client.post("/api/games", json={"seats": seats, **options})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    return dict(response.get_json())
+
+
+def player_tokens(client: FlaskClient, game: dict[str, Any]) -> dict[int, str]:
+    out = {}
+    for invite in game["invites"]:
+        response = client.post(f"/api/games/{game['id']}/join", json={"invite": invite["invite"]})
+        assert response.status_code == 200, response.get_data(as_text=True)
+        out[invite["seat"]] = response.get_json()["player_token"]
+    return out
+
+
+def current(client: FlaskClient, game_id: str, token: str) -> dict[str, Any]:
+    response = client.get(f"/api/games/{game_id}", headers=auth(token))
+    assert response.status_code == 200
+    return dict(response.get_json())
+
+
+def play_one(client: FlaskClient, game_id: str, tokens: dict[int, str]) -> dict[str, Any] | None:
+    """The current seat plays its first legal move; None when the game is over."""
+    body = current(client, game_id, next(iter(tokens.values())))
+    if body["status"] != "active":
+        return None
+    seat = body["view"]["current"]
+    listing = client.get(f"/api/games/{game_id}/actions", headers=auth(tokens[seat])).get_json()
+    answer = client.post(f"/api/games/{game_id}/actions", headers=auth(tokens[seat]),
+                         json={"version": listing["version"], "number": 1})
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    return dict(answer.get_json())
+
+
+def play_to_end(client: FlaskClient, game_id: str, tokens: dict[int, str],
+                limit: int = 3000) -> None:
+    for _ in range(limit):
+        if play_one(client, game_id, tokens) is None:
+            return
+    raise AssertionError("the game did not finish")
+
+
+# -- SMTP ------------------------------------------------------------------------------------
+
+
+class SmtpSink:
+    """aiosmtpd on loopback; ``messages`` are parsed with the standard ``email`` package."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.raw: list[tuple[str, list[str], bytes]] = []
+        self.lock = threading.Lock()
+        self.controller: Controller | None = None
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        with self.lock:
+            self.raw.append((envelope.mail_from, list(envelope.rcpt_tos), bytes(envelope.content)))
+        return "250 OK"
+
+    def start(self) -> SmtpSink:
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+        return self
+
+    def stop(self) -> None:
+        if self.controller is not None:
+            self.controller.stop()
+            self.controller = None
+
+    @property
+    def messages(self) -> list[EmailMessage]:
+        with self.lock:
+            raw = list(self.raw)
+        return [email.message_from_bytes(content, policy=email.policy.default)  # type: ignore[misc]
+                for _, _, content in raw]
+
+    def to(self, address: str) -> list[EmailMessage]:
+        return [m for m in self.messages if m["To"] == address]
+
+
+# -- webhooks --------------------------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    status: int
+    at: float
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return dict(json.loads(self.body))
+
+    @property
+    def webhook_id(self) -> str:
+        return self.headers["webhook-id"]
+
+
+Reply = tuple[int, dict[str, str]]
+
+
+@dataclass
+class Receiver:
+    """An HTTP server on loopback that records every POST.
+
+    ``script[path]`` lists the answers for one ``webhook-id`` at that path in turn (the last
+    one repeats); default 200. ``delay`` seconds before each answer.
+    """
+
+    delay: float = 0.0
+    script: dict[str, list[Reply]] = field(default_factory=dict)
+    received: list[Received] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    server: ThreadingHTTPServer | None = None
+    thread: threading.Thread | None = None
+
+    def url(self, path: str) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def start(self) -> Receiver:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if receiver.delay:
+                    time.sleep(receiver.delay)
+                with receiver.lock:
+                    wid = self.headers.get("webhook-id")
+                    seen = sum(1 for r in receiver.received
+                               if r.path == self.path and r.headers.get("webhook-id") == wid)
+                    answers = receiver.script.get(self.path) or [(200, {})]
+                    status, headers = answers[min(seen, len(answers) - 1)]
+                    receiver.received.append(Received(
+                        self.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                        status, time.monotonic()))
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    def at(self, path: str) -> list[Received]:
+        with self.lock:
+            return [r for r in self.received if r.path == path]
+
+    def all(self) -> list[Received]:
+        with self.lock:
+            return list(self.received)
+
+
+def verify(received: Received, secret: str) -> dict[str, Any]:
+    """Standard Webhooks verification (raises if the signature or timestamp is wrong)."""
+    payload = Webhook(secret).verify(received.body, received.headers)
+    return dict(payload)
+
+
+# -- worker processes ------------------------------------------------------------------------
+
+
+def worker_process(url: str, tmp_path: Path, **env: str) -> subprocess.Popen[bytes]:
+    """``flask --app dos_server worker`` as a real process on ``url``."""
+    environment = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "SECRET_KEY": SECRET,
+        "DOS_INSTANCE_PATH": str(tmp_path / "instance"),
+        "DOS_WORKER_POLL_SECONDS": "0.05",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "client")]),
+        **env,
+    }
+    log = open(tmp_path / f"worker-{secrets.token_hex(3)}.log", "wb")  # noqa: SIM115
+    try:
+        return subprocess.Popen([FLASK, "--app", "dos_server", "worker"], env=environment,
+                                stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+    finally:
+        log.close()
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
