@@ -423,7 +423,7 @@ def test_illegal_shorthand_refused_by_server(table: Table) -> None:
     hand = set(table.state()["view"]["hand"]) if mover == "default" else None
     if hand is None:
         hand = set(json.loads(ok("--profile", "bob", "--json", "show").stdout)["view"]["hand"])
-    missing = next(f"R{n}" for n in range(1, 11) if f"R{n}" not in hand)
+    missing = next(f"R{n}" for n in (1, 3, 4, 5, 6, 7, 8, 9, 10) if f"R{n}" not in hand)  # no R2
     result = run("--profile", mover, "move", f"red {missing[1:]}")
     assert result.exit_code == 3
     assert "Error:" in result.stderr

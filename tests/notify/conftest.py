@@ -14,14 +14,9 @@ from flask import Flask
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from notify_helpers import (
-    BACKENDS,
-    Receiver,
-    SmtpSink,
-    build_app,
-    database_url,
-    dispose,
-)
+from notify_helpers import Receiver, SmtpSink, build_app
+
+from db_backends import BACKENDS, database_url, dispose
 
 
 @pytest.fixture(params=BACKENDS)

@@ -12,15 +12,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import flask_migrate
 import sqlalchemy as sa
@@ -30,13 +28,10 @@ from flask.testing import FlaskClient
 from standardwebhooks.webhooks import Webhook
 
 from dos_server import create_app, worker
-from dos_server.config import normalize_database_url
 from dos_server.extensions import db
 from dos_server.models import DeliveryAttemptRow, NotificationRow
 
 SECRET = "test-secret"
-PG_URL = os.environ.get("TEST_DATABASE_URL")
-BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
 ROOT = Path(__file__).resolve().parents[2]
 FLASK = str(Path(sys.executable).parent / "flask")
 
@@ -48,27 +43,6 @@ def free_port() -> int:
 
 
 # -- databases -----------------------------------------------------------------------------
-
-
-@contextmanager
-def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
-    """A fresh file SQLite database, or a fresh PostgreSQL schema (dropped after)."""
-    if backend == "sqlite":
-        yield f"sqlite:///{tmp_path / 'dos.sqlite3'}"
-        return
-    assert PG_URL
-    base = normalize_database_url(PG_URL)
-    name = "n_" + secrets.token_hex(6)
-    admin = sa.create_engine(base, poolclass=sa.pool.NullPool)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{name}"'))
-    sep = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{sep}options={quote(f'-csearch_path={name}')}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{name}" CASCADE'))
-        admin.dispose()
 
 
 def build_app(url: str, tmp_path: Path, migrate: bool, **config: Any) -> Flask:
@@ -84,12 +58,6 @@ def build_app(url: str, tmp_path: Path, migrate: bool, **config: Any) -> Flask:
         with app.app_context():
             flask_migrate.upgrade()
     return app
-
-
-def dispose(app: Flask) -> None:
-    with app.app_context():
-        db.session.remove()
-        db.engine.dispose()
 
 
 # -- the clock and the worker in-process ---------------------------------------------------

@@ -9,8 +9,8 @@ import flask_migrate
 from flask import Flask
 from server_helpers import SECRET
 
+from db_backends import dispose
 from dos_server import create_app
-from dos_server.extensions import db
 
 
 def upgrade(app: Flask, revision: str = "head") -> None:
@@ -36,7 +36,4 @@ def build_app(url: str, **config: Any) -> Flask:
     return app
 
 
-def dispose(app: Flask) -> None:
-    with app.app_context():
-        db.session.remove()
-        db.engine.dispose()
+__all__ = ["app_config", "build_app", "dispose", "upgrade"]
