@@ -13,8 +13,10 @@ a small integer ``id`` that also gives the display order (by colour, then number
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from types import MappingProxyType
 
 from dos_engine.errors import InvalidActionError
 
@@ -164,6 +166,7 @@ def _build_table() -> tuple[tuple[Card, ...], tuple[str, ...]]:
 
 ALL_CARDS, _CODES = _build_table()
 _BY_CODE: dict[str, Card] = {code: card for code, card in zip(_CODES, ALL_CARDS, strict=True)}
+CARDS_BY_CODE: Mapping[str, Card] = MappingProxyType(_BY_CODE)  # canonical code -> card
 WILD_DOS = ALL_CARDS[40]
 
 

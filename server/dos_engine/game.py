@@ -45,6 +45,7 @@ from dos_engine.actions import (
 )
 from dos_engine.cards import (
     ALL_CARDS,
+    CARDS_BY_CODE,
     Card,
     CardKind,
     Colour,
@@ -1222,7 +1223,10 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     def cards(codes: Any) -> list[Card]:
         if not isinstance(codes, list):
             raise InvalidStateError("card lists must be lists of codes")
-        return [Card.from_code(code) for code in codes]
+        try:  # stored states hold canonical codes: a plain lookup, the parser for the rest
+            return [CARDS_BY_CODE[code] for code in codes]
+        except (KeyError, TypeError):
+            return [Card.from_code(code) for code in codes]
 
     def seat(value: Any, allow_none: bool = False) -> Any:
         if value is None and allow_none:
