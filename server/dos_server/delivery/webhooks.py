@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -12,6 +13,17 @@ from flask import current_app
 from standardwebhooks.webhooks import Webhook
 
 from dos_server.delivery.email import DeliveryError
+
+_SESSIONS: dict[int, requests.Session] = {}
+
+
+def _session() -> requests.Session:
+    """One keep-alive session per worker process (a new TCP connection per webhook costs)."""
+    pid = os.getpid()
+    if pid not in _SESSIONS:
+        _SESSIONS.clear()
+        _SESSIONS[pid] = requests.Session()
+    return _SESSIONS[pid]
 
 
 def body_of(payload: dict[str, Any]) -> str:
@@ -32,7 +44,7 @@ def send(target: str, payload: dict[str, Any], message_id: str) -> None:
         "user-agent": "dos-by-mail-webhooks",
     }
     try:
-        response = requests.post(target, data=body.encode(), headers=headers,
+        response = _session().post(target, data=body.encode(), headers=headers,
                                  timeout=float(current_app.config["WEBHOOK_TIMEOUT"]),
                                  allow_redirects=False)
     except requests.RequestException as error:
