@@ -12,7 +12,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     import os
 
     from dos_server import models  # noqa: F401 - registers the tables with the metadata
-    from dos_server.api import games, health
+    from dos_server.api import games, health, inbound
     from dos_server.config import load_config
     from dos_server.database import configure_engine
     from dos_server.extensions import api, db, limiter, migrate
@@ -31,9 +31,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     api.register_blueprint(health.blp)
     api.register_blueprint(games.blp)
     api.register_blueprint(games.unsubscribe_blp)
+    api.register_blueprint(inbound.blp)
+    from dos_server.mailin import register_cli as register_mailin
     from dos_server.worker import register_cli
 
     register_cli(app)
+    register_mailin(app)
     with app.app_context():
         configure_engine(app)
     return app

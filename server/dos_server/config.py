@@ -31,6 +31,14 @@ DEFAULTS: dict[str, Any] = {
     "SMTP_TIMEOUT": 30,
     "MAIL_FROM": "DOS by mail <dos@localhost>",
     "MAIL_DOMAIN": "localhost",  # Message-IDs and (issue #6) reply addresses
+    # Play by email (issue #6): replies go to play+<token>@MAIL_DOMAIN and come back through
+    # ``flask --app dos_server mail-in`` (SMTP/LMTP) or POST /inbound/email (INBOUND_SECRET).
+    "MAILIN_HOST": "127.0.0.1",
+    "MAILIN_PORT": 2525,
+    "INBOUND_SECRET": None,  # unset: POST /inbound/email answers 404
+    "INBOUND_REQUIRE_FROM_MATCH": True,  # the From address must be the seat's email on file
+    "INBOUND_MAX_BYTES": 1024 * 1024,  # larger messages are refused (SMTP 552, HTTP 413)
+    "INBOUND_RETRY_SECONDS": 60,  # the worker processes rows left 'received' this long
     # Worker: polling, batch size, how long a claimed row stays claimed (a killed worker's
     # rows are retried after this), and the Standard Webhooks retry schedule in seconds.
     "WORKER_POLL_SECONDS": 0.25,

@@ -6,7 +6,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -174,3 +184,32 @@ class DigestRow(db.Model):  # type: ignore[name-defined,misc]
 
     address: Mapped[str] = mapped_column(String(254), primary_key=True)
     last_sent_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
+    """An email received for play by mail (issue #6), stored before it is processed.
+
+    ``dedupe_key`` is the SHA-256 of the Message-ID (of the raw bytes when there is none), so
+    a message delivered twice is handled once. ``status``: received (not processed yet: the
+    worker retries these) | processed | rejected (answered with an error, nothing changed) |
+    ignored (automatic mail, not answered) | failed (a bug; kept for a person to look at).
+    """
+
+    __tablename__ = "inbound_messages"
+    __table_args__ = (Index("ix_inbound_messages_status", "status", "received_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    dedupe_key: Mapped[str] = mapped_column(String(64), unique=True)
+    message_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    source: Mapped[str] = mapped_column(String(8))  # smtp | http
+    mail_from: Mapped[str | None] = mapped_column(String(320), nullable=True)  # envelope sender
+    rcpt_to: Mapped[list[str]] = mapped_column(JsonType)  # envelope recipients (smtp)
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    size: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(12), default="received")
+    outcome: Mapped[str | None] = mapped_column(String(32), nullable=True)  # applied, stale...
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    game_id: Mapped[str | None] = mapped_column(String(16), nullable=True, index=True)
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

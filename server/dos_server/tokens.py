@@ -6,11 +6,15 @@ revokes every older token of the seat. Tokens are never logged.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
-from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from itsdangerous import BadSignature, SignatureExpired, Signer, URLSafeTimedSerializer
+from itsdangerous.encoding import want_bytes
 
 from dos_server.problems import Problem
 
@@ -63,3 +67,66 @@ def read(purpose: str, token: str) -> TokenClaims:
 def unauthorized(detail: str) -> Problem:
     return Problem(401, "unauthorized", "Not authorized", detail,
                    headers={"WWW-Authenticate": 'Bearer realm="dos"'})
+
+
+# -- reply addresses (play by email, issue #6) -----------------------------------------------
+
+MAIL_LOCAL_PREFIX = "play+"
+
+
+class _MailSigner(Signer):
+    """An itsdangerous Signer whose signature is lowercase base32 of 15 bytes of HMAC-SHA256.
+
+    Not ``URLSafeTimedSerializer``: its base64 JSON is long (an address local part may have
+    at most 64 characters, RFC 5321) and case-sensitive, and mail systems may fold the case
+    of an address. ``game.seat.version.token_version.signature`` is lowercase only (game ids
+    are), so it survives folding, and is about 50 characters. No timestamp: the version
+    already ties a token to one state of the game, and the seat's ``token_version`` revokes.
+    """
+
+    def _sign_with(self, key: bytes, value: bytes) -> bytes:
+        return base64.b32encode(self.algorithm.get_signature(key, value)[:15]).lower()
+
+    def get_signature(self, value: str | bytes) -> bytes:
+        return self._sign_with(self.derive_key(), want_bytes(value))
+
+    def verify_signature(self, value: str | bytes, sig: str | bytes) -> bool:
+        given = want_bytes(sig).lower()
+        return any(
+            hmac.compare_digest(self._sign_with(self.derive_key(key), want_bytes(value)), given)
+            for key in reversed(self.secret_keys)
+        )
+
+
+@dataclass(frozen=True)
+class MailClaims:
+    game_id: str
+    seat: int
+    version: int  # the game version the email showed
+    token_version: int  # the seat's token_version when the email was written
+
+
+def _mail_signer() -> _MailSigner:
+    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    return _MailSigner(keys, salt=SALTS["inbound"], digest_method=hashlib.sha256)
+
+
+def issue_mail(game_id: str, seat: int, version: int, token_version: int) -> str:
+    return _mail_signer().sign(f"{game_id}.{seat}.{version}.{token_version}".lower()).decode()
+
+
+def reply_address(game_id: str, seat: int, version: int, token_version: int) -> str:
+    token = issue_mail(game_id, seat, version, token_version)
+    return f"{MAIL_LOCAL_PREFIX}{token}@{current_app.config['MAIL_DOMAIN']}"
+
+
+def read_mail(token: str) -> MailClaims | None:
+    """The claims of a reply-address token, or None if it is not one of ours."""
+    try:
+        value = _mail_signer().unsign(token.strip().lower().encode("ascii")).decode()
+    except (BadSignature, UnicodeError):
+        return None
+    parts = value.split(".")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts[1:]):
+        return None
+    return MailClaims(parts[0], int(parts[1]), int(parts[2]), int(parts[3]))

@@ -37,7 +37,7 @@ from dos_server.delivery import email, webhooks
 from dos_server.delivery.email import DeliveryError
 from dos_server.extensions import db
 from dos_server.models import DeliveryAttemptRow, EventRow, GameRow, NotificationRow, utcnow
-from dos_server.services import digest, games, notify
+from dos_server.services import digest, games, inbound, notify
 
 log = logging.getLogger("dos_server.worker")
 
@@ -159,6 +159,7 @@ def run_once(clock: Clock = utcnow) -> int:
         delivered += deliver(notification_id, clock)
     check_deadlines(clock())
     digest.send_digests(clock())
+    inbound.process_pending(clock())  # emailed moves a crash left unprocessed (issue #6)
     return delivered
 
 

@@ -46,6 +46,10 @@ def thread_id(game_id: str, seat: int, domain: str) -> str:
 def build(payload: dict[str, Any], message_id: str) -> EmailMessage:
     if payload["event"] == "digest":
         return _build_digest(payload, message_id)
+    if payload["event"] == "mail_reply":  # the answer to a player's email (issue #6)
+        from dos_server.delivery.mailreply import build_reply
+
+        return build_reply(payload, message_id)
     config = current_app.config
     domain = config["MAIL_DOMAIN"]
     game = payload["game_id"]
@@ -62,6 +66,8 @@ def build(payload: dict[str, Any], message_id: str) -> EmailMessage:
     message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     message["X-DOS-Game"] = game
     message["X-DOS-Event"] = payload["event"]
+    if payload.get("reply_to"):
+        message["Reply-To"] = payload["reply_to"]
     message.set_content(text_body(payload))
     message.add_alternative(html_body(payload), subtype="html")
     return message
@@ -89,6 +95,8 @@ def _summary(payload: dict[str, Any]) -> list[str]:
                 + ", ".join(f"{names[i]} {s}" for i, s in enumerate(data.get("scores", [])))]
     if event == "invited":
         return ["You are invited to a game of DOS.", f"Join with: {data.get('join')}"]
+    if event == "mail_reply":
+        return list(data.get("lines", []))
     if event == "undeliverable":
         return [f"We could not deliver your {data.get('channel')} notifications "
                 f"({data.get('target')}): {data.get('error')}. Check the address."]
@@ -118,6 +126,10 @@ def text_body(payload: dict[str, Any]) -> str:
         lines.append("")
         lines.append("To play move 1 from a terminal:")
         lines.append(f"  dos-client move {payload['game_id']} 1")
+        lines.append("")
+    if payload.get("reply_to"):
+        lines.append("Or reply to this email with a move number, a move (like: m1 R5; end), "
+                     "or one of: show, moves, history, resign, help.")
         lines.append("")
     lines.append(f"Game: {payload['links']['game']}")
     lines.append(f"Stop these emails: {payload['unsubscribe']}")

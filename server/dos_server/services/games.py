@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import joinedload
 
 from dos_engine import (
     DosError,
@@ -65,12 +65,13 @@ class Viewer:
 
 
 def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
-    # Seats come in one more SELECT now, not lazily later (a lazy load would autoflush a
-    # half-made change and cost a second UPDATE of the game row).
-    query = select(GameRow).where(GameRow.id == game_id).options(selectinload(GameRow.seats))
+    # Seats come with the game in the same SELECT, not lazily later (a lazy load would
+    # autoflush a half-made change and cost a second UPDATE of the game row). The lock is
+    # taken on the game row only: FOR UPDATE OF games, beside the outer join.
+    query = select(GameRow).where(GameRow.id == game_id).options(joinedload(GameRow.seats))
     if for_update:
-        query = query.with_for_update()
-    row = db.session.execute(query).scalar_one_or_none()
+        query = query.with_for_update(of=GameRow)
+    row = db.session.execute(query).unique().scalar_one_or_none()
     if row is None:
         raise Problem(404, "game-not-found", "No such game",
                       f"there is no game {game_id!r} on this server; check the game id")
@@ -537,21 +538,26 @@ def resign(game_id: str, viewer: Viewer) -> dict[str, Any]:
         if game.status not in ("active", "waiting"):
             raise Problem(409, "game-not-active", "Game not in play",
                           f"game {game.id} is {game.status}")
-        seat = _seat(game, viewer.seat)
-        if seat.resigned:
-            raise Problem(409, "already-resigned", "Already resigned", "you have already resigned")
-        seat.resigned = True
-        game.version += 1
-        db.session.add(EventRow(game_id=game.id, seq=game.next_seq, version=game.version,
-                                seat=seat.index, kind="resigned", data={}, secret=None))
-        game.next_seq += 1
-        if game.state is not None:
-            state = Game.from_dict(game.state)
-            before = turn_key(state)
-            rows = _run_bots(game, state)
-            _save(game, state, before)
-            notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
+        resign_seat(game, viewer.seat)
         return game_body(game, viewer)
+
+
+def resign_seat(game: GameRow, index: int) -> None:
+    """Resign seat ``index`` of the locked ``game`` (the caller owns the transaction)."""
+    seat = _seat(game, index)
+    if seat.resigned:
+        raise Problem(409, "already-resigned", "Already resigned", "you have already resigned")
+    seat.resigned = True
+    game.version += 1
+    db.session.add(EventRow(game_id=game.id, seq=game.next_seq, version=game.version,
+                            seat=seat.index, kind="resigned", data={}, secret=None))
+    game.next_seq += 1
+    if game.state is not None:
+        state = Game.from_dict(game.state)
+        before = turn_key(state)
+        rows = _run_bots(game, state)
+        _save(game, state, before)
+        notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
 
 
 # -- playing --------------------------------------------------------------------------------
@@ -587,56 +593,72 @@ def submit_actions(
                                   "this Idempotency-Key was used for a different request; "
                                   "use a new key for a new request")
                 return dict(stored.body)
-        if game.status != "active":
-            raise Problem(409, "game-not-active", "Game not in play",
-                          f"game {game.id} is {game.status}")
-        if expected_version != game.version:
-            raise Problem(409, "stale-version", "The game has moved on",
-                          f"you sent version {expected_version} but the game is at version "
-                          f"{game.version}: someone moved first. Reload the game and choose again.",
-                          current_version=game.version)
-        state = engine_state(game)
-        seat = viewer.seat
-        if number is not None:
-            listed = state.legal_actions(seat)
-            if number > len(listed):
-                raise Problem(422, "no-such-action", "No such action",
-                              f"there are {len(listed)} legal actions; choose a number from 1 "
-                              f"to {len(listed)}" if listed else
-                              "you have no legal action now: it is not your turn")
-            actions = [listed[number - 1].text()]
-        game.version += 1  # one version per committed request
-        text = "; ".join(actions or [])
-        before = turn_key(state)
-        try:
-            parsed = state.parse_turn(text, seat)
-            events = state.play_turn(parsed, seat)
-        except AmbiguousActionError as error:
-            raise Problem(422, "ambiguous-action", "Ambiguous action", str(error),
-                          candidates=[a.text() for a in error.candidates]) from None
-        except NotYourTurnError as error:
-            raise Problem(409, "not-your-turn", "Not your turn", error.detail,
-                          rule=error.rule) from None
-        except IllegalActionError as error:
-            raise Problem(422, "illegal-action", "Illegal action", error.detail,
-                          rule=error.rule) from None
-        except DosError as error:
-            raise Problem(400, "invalid-action", "Not an action", str(error)) from None
-        new_rows = [_append_action(game, seat, action.text()) for action in parsed]
-        new_rows += _append(game, events)
-        new_rows += _run_bots(game, state)
-        _save(game, state, before)
-        notify.after_change(game, state, before, [(r.kind, r.seat) for r in new_rows])
-        db.session.flush()
-        body = {
-            "version": game.version,
-            "applied": [a.text() for a in parsed],
-            "events": [_event_out(row, viewer) for row in new_rows],
-            "game": game_body(game, viewer, state),
-        }
+        body = apply_turn(game, viewer.seat, expected_version, actions, number)
         if idempotency_key:
-            db.session.add(IdempotencyRow(game_id=game.id, seat=seat, key=idempotency_key,
+            db.session.add(IdempotencyRow(game_id=game.id, seat=viewer.seat, key=idempotency_key,
                                           request_hash=request_hash, status=200, body=body))
+    return body
+
+
+def apply_turn(
+    game: GameRow,
+    seat: int,
+    expected_version: int,
+    actions: Sequence[str] | None,
+    number: int | None = None,
+) -> dict[str, Any]:
+    """Apply one action or a whole turn for ``seat`` of the locked ``game``; returns the body.
+
+    The core of :func:`submit_actions`, shared with play by email (the caller has locked the
+    game and authenticated the seat, and owns the transaction: a Problem rolls it back).
+    """
+    viewer = Viewer(seat=seat)
+    if game.status != "active":
+        raise Problem(409, "game-not-active", "Game not in play",
+                      f"game {game.id} is {game.status}")
+    if expected_version != game.version:
+        raise Problem(409, "stale-version", "The game has moved on",
+                      f"you sent version {expected_version} but the game is at version "
+                      f"{game.version}: someone moved first. Reload the game and choose again.",
+                      current_version=game.version)
+    state = engine_state(game)
+    if number is not None:
+        listed = state.legal_actions(seat)
+        if number > len(listed):
+            raise Problem(422, "no-such-action", "No such action",
+                          f"there are {len(listed)} legal actions; choose a number from 1 "
+                          f"to {len(listed)}" if listed else
+                          "you have no legal action now: it is not your turn")
+        actions = [listed[number - 1].text()]
+    game.version += 1  # one version per committed request
+    text = "; ".join(actions or [])
+    before = turn_key(state)
+    try:
+        parsed = state.parse_turn(text, seat)
+        events = state.play_turn(parsed, seat)
+    except AmbiguousActionError as error:
+        raise Problem(422, "ambiguous-action", "Ambiguous action", str(error),
+                      candidates=[a.text() for a in error.candidates]) from None
+    except NotYourTurnError as error:
+        raise Problem(409, "not-your-turn", "Not your turn", error.detail,
+                      rule=error.rule) from None
+    except IllegalActionError as error:
+        raise Problem(422, "illegal-action", "Illegal action", error.detail,
+                      rule=error.rule) from None
+    except DosError as error:
+        raise Problem(400, "invalid-action", "Not an action", str(error)) from None
+    new_rows = [_append_action(game, seat, action.text()) for action in parsed]
+    new_rows += _append(game, events)
+    new_rows += _run_bots(game, state)
+    _save(game, state, before)
+    notify.after_change(game, state, before, [(r.kind, r.seat) for r in new_rows])
+    db.session.flush()
+    body = {
+        "version": game.version,
+        "applied": [a.text() for a in parsed],
+        "events": [_event_out(row, viewer) for row in new_rows],
+        "game": game_body(game, viewer, state),
+    }
     return body
 
 
@@ -728,6 +750,7 @@ __all__ = [
     "EventKind",
     "SeatSpec",
     "Viewer",
+    "apply_turn",
     "authenticate",
     "cancel",
     "create_game",
@@ -739,6 +762,7 @@ __all__ = [
     "record_body",
     "remove_seat",
     "resign",
+    "resign_seat",
     "rotate_token",
     "set_notifications",
     "start_now",

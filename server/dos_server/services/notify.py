@@ -128,6 +128,9 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "unsubscribe": unsubscribe_url(game.id, seat.index),
         "view": None,
         "moves": [],
+        # Play by email (issue #6): replying to this email plays this seat at this version.
+        "reply_to": None if event == "invited" else tokens.reply_address(
+            game.id, seat.index, game.version, seat.token_version),
     }
     if state is not None:
         view = state.view(seat.index)

@@ -1,0 +1,588 @@
+"""Play by email (issue #6): store an inbound message, understand it, apply it, answer it.
+
+Two transactions at most per message, each all-or-nothing:
+
+1. :func:`store` keeps the raw message (deduplicated by Message-ID) before anything else, so a
+   crash after receipt loses nothing: rows left ``received`` are processed again later.
+2. :func:`process` locks the row and the game, applies the command through the same core as
+   the HTTP API (:func:`dos_server.services.games.apply_turn`), queues the answer in the
+   outbox and marks the row, in one transaction. If anything is wrong, that transaction is
+   rolled back (the game is unchanged) and a second one queues the error answer and marks the
+   row ``rejected``.
+
+Every answer is a ``mail_reply`` outbox row: the worker sends it in the sender's thread.
+Automatic mail (RFC 3834 ``Auto-Submitted``, bounces, list traffic) is never answered, so an
+away-message cannot start a loop.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import hashlib
+import logging
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from email.utils import getaddresses, parseaddr
+from html.parser import HTMLParser
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from dos_engine import Game
+from dos_engine.errors import DosError, InvalidActionError
+from dos_server import tokens
+from dos_server.database import write_transaction
+from dos_server.extensions import db
+from dos_server.models import EventRow, GameRow, InboundMessageRow, NotificationRow, SeatRow, utcnow
+from dos_server.problems import Problem
+from dos_server.services import games, notify
+
+log = logging.getLogger("dos_server.inbound")
+
+KEYWORDS = ("show", "moves", "history", "resign", "help")
+MAX_COMMAND_LINES = 20
+HISTORY_EVENTS = 30
+
+HELP = [
+    "How to play by email: reply to the latest email from the game, and write on the first",
+    "line(s), above the quoted text:",
+    "  3                 the move numbered 3 in that email's list",
+    "  m1 R5             a move in the notation (several: m1 R5; m2 B3+Y4; end,",
+    "                    or one per line); shorthand like R5, draw, end works when clear",
+    "  show  or  moves   the table and your numbered moves",
+    "  history           the last events of the game",
+    "  resign            give up your seat (the random bot plays it on)",
+    "  help              this text",
+    "A number refers to the list in the email you answer: if the game has moved on since,",
+    "nothing is applied and you get the new list.",
+]
+
+
+# -- storing ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stored:
+    id: int
+    duplicate: bool
+    status: str
+
+
+def store(raw: bytes, source: str, mail_from: str | None = None,
+          rcpt_to: Sequence[str] = ()) -> Stored:
+    """Keep the raw message; a message whose Message-ID was seen before is not stored again."""
+    message_id = _message_id(raw)
+    key = hashlib.sha256(b"mid:" + message_id.encode() if message_id else b"raw:" + raw).hexdigest()
+    for _ in range(2):  # a concurrent first delivery of the same message wins the unique key
+        try:
+            with write_transaction():
+                existing = db.session.execute(
+                    select(InboundMessageRow).where(InboundMessageRow.dedupe_key == key)
+                ).scalar_one_or_none()
+                if existing is not None:
+                    log.info("inbound message %s is a duplicate of #%s", message_id, existing.id)
+                    return Stored(existing.id, True, existing.status)
+                row = InboundMessageRow(
+                    dedupe_key=key, message_id=message_id or None, source=source,
+                    mail_from=mail_from, rcpt_to=list(rcpt_to), raw=raw, size=len(raw),
+                    status="received", received_at=utcnow(),
+                )
+                db.session.add(row)
+                db.session.flush()
+                stored = Stored(row.id, False, row.status)
+            return stored
+        except IntegrityError:
+            continue
+    raise RuntimeError("could not store the inbound message")
+
+
+def _message_id(raw: bytes) -> str:
+    try:
+        headers = BytesParser(policy=email.policy.compat32).parsebytes(raw, headersonly=True)
+        value = headers.get("Message-ID")
+    except Exception:  # a header block we cannot read has no usable Message-ID
+        return ""
+    return " ".join(str(value or "").split())[:998]
+
+
+# -- processing -------------------------------------------------------------------------------
+
+
+class Refusal(Exception):
+    """Nothing is applied; ``lines`` tell the sender what was wrong and how to fix it.
+
+    ``show`` adds the seat's table and moves to the answer (only once the sender is known to
+    be the seat's player); ``answer`` False means no answer at all (automatic mail).
+    """
+
+    def __init__(self, outcome: str, lines: Sequence[str], *, show: bool = False,
+                 answer: bool = True) -> None:
+        super().__init__(lines[0] if lines else outcome)
+        self.outcome = outcome
+        self.lines = list(lines)
+        self.show = show
+        self.answer = answer
+
+
+@dataclass
+class Incoming:
+    message_id: str
+    subject: str
+    references: str
+    sender: str | None  # the From address (lower case), where answers go
+    automatic: bool
+    token: str | None
+    lines: list[str] = field(default_factory=list)
+    unreadable: bool = False
+    game_id: str | None = None
+    seat: int | None = None
+
+
+def process(row_id: int) -> str:
+    """Handle one stored message once; returns the row's status."""
+    incoming: Incoming | None = None
+    try:
+        with write_transaction():
+            row = _lock(row_id)
+            if row is None or row.status != "received":
+                return row.status if row is not None else "missing"
+            incoming = parse(row)
+            outcome, lines, game, seat = _apply(incoming)
+            _answer(row, incoming, lines, game, seat)
+            _finish(row, incoming, "processed", outcome, None)
+            return "processed"
+    except Refusal as refusal:
+        return _refuse(row_id, incoming, refusal)
+    except Exception as error:  # a bug: keep the message, do not answer, do not retry forever
+        log.exception("inbound message #%s could not be processed", row_id)
+        with write_transaction():
+            row = _lock(row_id)
+            if row is not None and row.status == "received":
+                _finish(row, incoming, "failed", "error", f"{type(error).__name__}: {error}")
+        return "failed"
+
+
+def process_pending(now: datetime | None = None, older_than: float | None = None,
+                    limit: int = 50) -> int:
+    """Process rows left ``received`` (a crash between receipt and processing)."""
+    seconds = (float(current_app.config["INBOUND_RETRY_SECONDS"]) if older_than is None
+               else older_than)
+    cutoff = (now or utcnow()) - timedelta(seconds=seconds)
+    ids = db.session.execute(
+        select(InboundMessageRow.id)
+        .where(InboundMessageRow.status == "received", InboundMessageRow.received_at <= cutoff)
+        .order_by(InboundMessageRow.id).limit(limit)
+    ).scalars().all()
+    db.session.rollback()
+    for row_id in ids:
+        process(row_id)
+    return len(ids)
+
+
+def _lock(row_id: int) -> InboundMessageRow | None:
+    return db.session.execute(
+        select(InboundMessageRow).where(InboundMessageRow.id == row_id).with_for_update()
+    ).scalar_one_or_none()
+
+
+def _finish(row: InboundMessageRow, incoming: Incoming | None, status: str, outcome: str,
+            error: str | None) -> None:
+    row.status = status
+    row.outcome = outcome
+    row.error = error[:2000] if error else None
+    row.processed_at = utcnow()
+    if incoming is not None:
+        row.game_id = incoming.game_id
+        row.seat = incoming.seat
+
+
+def _refuse(row_id: int, incoming: Incoming | None, refusal: Refusal) -> str:
+    with write_transaction():
+        row = _lock(row_id)
+        if row is None or row.status != "received":
+            return row.status if row is not None else "missing"
+        game = seat = None
+        if refusal.show and incoming is not None and incoming.game_id is not None:
+            game = db.session.get(GameRow, incoming.game_id)
+            seat = _seat_of(game, incoming.seat) if game is not None else None
+        status = "rejected" if refusal.answer else "ignored"
+        if refusal.answer and incoming is not None:
+            _answer(row, incoming, refusal.lines, game, seat)
+        _finish(row, incoming, status, refusal.outcome, " ".join(refusal.lines)[:2000])
+    log.info("inbound message #%s %s: %s", row_id, status, refusal.outcome)
+    return status
+
+
+# -- understanding ------------------------------------------------------------------------------
+
+
+def parse(row: InboundMessageRow) -> Incoming:
+    try:
+        message = BytesParser(policy=email.policy.default).parsebytes(row.raw)
+    except Exception:
+        raise Refusal("malformed", ["unreadable message"], answer=False) from None
+    sender = _address(_header(message, "From")) or _address(row.mail_from or "")
+    incoming = Incoming(
+        message_id=_header(message, "Message-ID")[:998],
+        subject=" ".join(_header(message, "Subject").split())[:200],
+        references=_header(message, "References"),
+        sender=sender,
+        automatic=_automatic(message, row.mail_from, sender),
+        token=_token(message, row.rcpt_to),
+    )
+    if incoming.automatic:
+        raise Refusal("automatic", ["automatic mail (auto-reply, bounce or list) is not answered"],
+                      answer=False)
+    if sender is None:
+        raise Refusal("no-sender", ["the message has no From address to answer"], answer=False)
+    try:
+        incoming.lines = command_lines(body_text(message))
+    except Exception:  # a MIME structure we cannot read: answered in _apply
+        incoming.unreadable = True
+    return incoming
+
+
+def _header(message: Message, name: str) -> str:
+    try:
+        value = message.get(name)
+    except Exception:  # a header the parser cannot make sense of
+        return ""
+    return str(value or "").strip()
+
+
+def _address(value: str) -> str | None:
+    _, address = parseaddr(value)
+    address = address.strip().lower()
+    return address if "@" in address and "\n" not in address else None
+
+
+def _automatic(message: Message, mail_from: str | None, sender: str | None) -> bool:
+    if _header(message, "Auto-Submitted").lower() not in ("", "no"):
+        return True
+    if _header(message, "Precedence").lower() in ("bulk", "junk", "list"):
+        return True
+    if _header(message, "X-DOS-Event") or _header(message, "List-Id"):
+        return True  # our own email coming back, or a mailing list
+    if mail_from is not None and mail_from.strip() in ("", "<>"):
+        return True  # a bounce (null envelope sender)
+    local = (sender or "").split("@")[0]
+    return local in ("mailer-daemon", "postmaster")
+
+
+def _token(message: Message, rcpt_to: Sequence[str]) -> str | None:
+    """The token of the first play+TOKEN@MAIL_DOMAIN among the recipients."""
+    domain = str(current_app.config["MAIL_DOMAIN"]).lower()
+    candidates = list(rcpt_to)
+    for name in ("Delivered-To", "X-Original-To", "Envelope-To", "To", "Cc"):
+        try:
+            values = message.get_all(name) or []
+        except Exception:
+            continue
+        candidates += [address for _, address in getaddresses([str(v) for v in values])]
+    for address in candidates:
+        local, _, host = address.strip().strip("<>").rpartition("@")
+        if host.lower() == domain and local.lower().startswith(tokens.MAIL_LOCAL_PREFIX):
+            return local[len(tokens.MAIL_LOCAL_PREFIX):]
+    return None
+
+
+def body_text(message: Message) -> str:
+    """The text/plain part, or the HTML part as text; charsets and transfer encodings decoded."""
+    assert isinstance(message, EmailMessage)
+    part = message.get_body(preferencelist=("plain",))
+    is_html = False
+    if part is None:
+        part = message.get_body(preferencelist=("html",))
+        is_html = True
+    if part is None:
+        return ""
+    try:
+        text = part.get_content()
+    except (LookupError, UnicodeError, KeyError):  # unknown charset: best effort
+        payload = part.get_payload(decode=True)
+        text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    if not isinstance(text, str):
+        return ""
+    return html_to_text(text) if is_html else text
+
+
+class _HtmlText(HTMLParser):
+    BLOCK = frozenset({"p", "div", "br", "tr", "li", "pre", "table", "hr", "h1", "h2", "h3",
+                       "h4", "h5", "h6", "ul", "ol"})
+    SKIP = frozenset({"style", "script", "head", "title"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+        self.quoted = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.SKIP:
+            self.skipping += 1
+        elif tag == "blockquote":
+            if not self.quoted:
+                self.parts.append("\n> (quoted)\n")  # the command reader stops here
+            self.quoted += 1
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP:
+            self.skipping = max(0, self.skipping - 1)
+        elif tag == "blockquote":
+            self.quoted = max(0, self.quoted - 1)
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping and not self.quoted:
+            self.parts.append(re.sub(r"[ \t\r\n]+", " ", data))
+
+
+def html_to_text(markup: str) -> str:
+    parser = _HtmlText()
+    parser.feed(markup)
+    parser.close()
+    return "".join(parser.parts)
+
+
+_STOPS = [
+    re.compile(r"^-{2,}\s*original message\s*-{2,}$", re.I),
+    re.compile(r"^-{2,}\s*forwarded message\s*-{2,}$", re.I),
+    re.compile(r"^_{8,}$"),
+    re.compile(r"^sent from my\b", re.I),
+    re.compile(r"^(sent|envoyé|gesendet) (from|de|von) ", re.I),
+    re.compile(r"^get outlook for\b", re.I),
+    re.compile(r"^(on|am|le|el|il|op)\s.*\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\s*:?$",
+               re.I),
+]
+_ON_START = re.compile(r"^(on|am|le|el|il|op)\s", re.I)
+_WROTE_END = re.compile(r"\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\s*:?$", re.I)
+_FROM = re.compile(r"^\*?(from|de|von|van|da)\*?\s*:", re.I)
+_SENT = re.compile(r"^\*?(sent|date|envoyé|gesendet|enviado|verzonden|data|datum)\*?\s*:", re.I)
+
+
+def command_lines(text: str) -> list[str]:
+    """The non-empty lines above the quoted original, the signature and the device footer."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[str] = []
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        if raw.rstrip() == "--" or line.startswith(">"):
+            break
+        if any(stop.match(line) for stop in _STOPS):
+            break
+        following = [x.strip() for x in lines[index + 1:index + 5] if x.strip()]
+        if _ON_START.match(line) and following and _WROTE_END.search(following[0]):
+            break  # "On Mon, 1 Jan 2029 at 10:00, DOS <...>" wrapped before "wrote:"
+        if _FROM.match(line) and any(_SENT.match(x) for x in following[:3]):
+            break  # Outlook's "From: ... / Sent: ... / To: ... / Subject: ..." block
+        if line:
+            out.append(line)
+            if len(out) >= MAX_COMMAND_LINES:
+                break
+    return out
+
+
+_NUMBER = re.compile(r"(?:move|play|number|no\.?)?\s*#?\s*(\d{1,6})[.!)]?", re.I)
+
+
+# -- applying -----------------------------------------------------------------------------------
+
+
+def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
+    """Authenticate, then run the command; returns (outcome, lines, game, seat)."""
+    if incoming.unreadable:
+        raise Refusal("malformed", [
+            "We could not read your message (its MIME structure is broken), so nothing was "
+            "changed. Reply again with your move as plain text on the first line.",
+        ])
+    if incoming.token is None:
+        raise Refusal("no-token", [
+            "This message did not reach a game's reply address, so nothing was changed.",
+            "To play, reply to the latest email the game sent you (its Reply-To is an address "
+            "like play+...@" + str(current_app.config["MAIL_DOMAIN"]) + ").",
+        ])
+    claims = tokens.read_mail(incoming.token)
+    if claims is None:
+        raise Refusal("bad-token", [
+            "The address you wrote to is not a valid reply address of this server (it may "
+            "have been changed or cut short), so nothing was changed.",
+            "Reply to the latest email the game sent you, without editing the address.",
+        ])
+    game = db.session.execute(
+        select(GameRow).where(GameRow.id == claims.game_id).with_for_update()
+    ).scalar_one_or_none()
+    seat = _seat_of(game, claims.seat) if game is not None else None
+    if game is None or seat is None or seat.token_version != claims.token_version:
+        raise Refusal("revoked-token", [
+            "This reply address is no longer valid (the game is gone, or the seat's tokens "
+            "were replaced), so nothing was changed.",
+            "Reply to the newest email the game sent you, or ask the host for a new invite.",
+        ])
+    if (current_app.config["INBOUND_REQUIRE_FROM_MATCH"] and seat.email
+            and incoming.sender != seat.email.strip().lower()):
+        raise Refusal("from-mismatch", [
+            f"This message came from {incoming.sender}, which is not the address on file for "
+            f"your seat in DOS game {game.id}, so nothing was changed (a forwarded game email "
+            "cannot play).",
+            "Send your reply from the address that receives the game's emails, or change that "
+            f"address first: dos-client notify {game.id} --email {incoming.sender}",
+        ])
+    incoming.game_id, incoming.seat = game.id, seat.index
+    return _run(incoming, claims.version, game, seat)
+
+
+def _seat_of(game: GameRow | None, index: int | None) -> SeatRow | None:
+    if game is None:
+        return None
+    return next((s for s in game.seats if s.index == index), None)
+
+
+def _run(incoming: Incoming, shown: int, game: GameRow,
+         seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
+    lines = incoming.lines
+    if not lines:
+        raise Refusal("no-command", ["We found no command above the quoted text of your "
+                                     "reply, so nothing was changed.", "", *HELP], show=True)
+    first = lines[0].strip().rstrip(".!").strip().lower()
+    if first == "help":
+        return "help", HELP, game, seat
+    if first in ("show", "moves"):
+        return first, ["Here is the game as it stands now."], game, seat
+    if first == "history":
+        return "history", _history(game, seat), game, seat
+    if first == "resign":
+        _checked(lambda: games.resign_seat(game, seat.index), game, shown)
+        return "resigned", ["You resigned: the random bot plays your seat from now on. "
+                            "You will still get the round and game results."], game, seat
+    number = _NUMBER.fullmatch(first)
+    if number:
+        chosen = int(number.group(1))
+        if shown != game.version:
+            raise _stale(game, shown)
+        if chosen < 1:
+            raise Refusal("no-such-action", ["Move numbers start at 1; nothing was changed. "
+                                             "Reply with a number from the list below."],
+                          show=True)
+        body = _checked(lambda: games.apply_turn(game, seat.index, shown, None, chosen),
+                        game, shown)
+        ignored = lines[1:]
+    else:
+        text, ignored = _notation(game, seat.index, lines)
+        body = _checked(lambda: games.apply_turn(game, seat.index, shown, [text], None),
+                        game, shown)
+    out = [f"Applied: {'; '.join(body['applied'])}"]
+    if ignored:
+        out.append("Ignored (not a move): " + " / ".join(ignored)[:300])
+    if game.status == "finished":
+        out.append("The game is over.")
+    return "applied", out, game, seat
+
+
+def _notation(game: GameRow, seat: int, lines: list[str]) -> tuple[str, list[str]]:
+    """The longest run of leading lines that is move notation (a trailing "Thanks!" is not)."""
+    state = games.engine_state(game)
+    for count in range(len(lines), 1, -1):
+        try:
+            state.parse_turn("; ".join(lines[:count]), seat)
+        except InvalidActionError:
+            continue
+        except DosError:
+            break  # notation, but not allowed: apply_turn reports it
+        return "; ".join(lines[:count]), lines[count:]
+    return lines[0], lines[1:]
+
+
+def _checked(call: Any, game: GameRow, shown: int) -> Any:
+    """Run a service core; its Problem becomes a Refusal saying exactly what to do."""
+    try:
+        return call()
+    except Problem as problem:
+        if problem.kind == "stale-version":
+            raise _stale(game, shown) from None
+        lines = ["Nothing was changed: " + problem.detail]
+        if problem.rule:
+            lines.append(f"The rule: RULES.md section {problem.rule}.")
+        candidates = problem.extra.get("candidates")
+        if candidates:
+            lines.append("It could mean: " + ", ".join(candidates) + ". Reply with the one you "
+                         "mean, exactly as written here (or its number below).")
+        lines.append({
+            "not-your-turn": "Wait for the email that tells you it is your turn.",
+            "game-not-active": "The game is not in play any more.",
+            "invalid-action": "Write a move like: m1 R5 (or a number from the list below).",
+        }.get(problem.kind, "Reply with a number from the list below, or another move."))
+        raise Refusal(problem.kind, lines, show=True) from None
+
+
+def _stale(game: GameRow, shown: int) -> Refusal:
+    return Refusal("stale", [
+        f"The email you answered showed version {shown} of the game, but it is now at version "
+        f"{game.version}: the game has moved on since, so nothing was applied.",
+        "Here is the new table and list: reply to THIS email with your choice.",
+    ], show=True)
+
+
+def _history(game: GameRow, seat: SeatRow) -> list[str]:
+    rows = db.session.execute(
+        select(EventRow).where(EventRow.game_id == game.id)
+        .order_by(EventRow.seq.desc()).limit(HISTORY_EVENTS)
+    ).scalars().all()
+    names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
+    out = [f"The last {len(rows)} events of game {game.id}:"]
+    for row in reversed(rows):
+        shown = games._event_out(row, games.Viewer(seat=seat.index))
+        who = names.get(shown["seat"], "") if shown.get("seat") is not None else ""
+        data = shown.get("data") or {}
+        if shown["kind"] == "action":
+            out.append(f"  {shown['seq']:>4}. {who}: {data.get('action')}")
+        else:
+            detail = ", ".join(f"{k}={v}" for k, v in sorted(data.items()))[:120]
+            out.append(f"  {shown['seq']:>4}. {shown['kind']}" + (f" ({who})" if who else "")
+                       + (f": {detail}" if detail else ""))
+    return out
+
+
+# -- answering ----------------------------------------------------------------------------------
+
+
+def _answer(row: InboundMessageRow, incoming: Incoming, lines: Sequence[str],
+            game: GameRow | None, seat: SeatRow | None) -> None:
+    """Queue the answer in the outbox, in the sender's thread."""
+    data = {"lines": list(lines)}
+    payload: dict[str, Any]
+    if game is not None and seat is not None:
+        state = Game.from_dict(game.state) if game.state is not None else None
+        payload = notify._email_payload(game, seat, state, "mail_reply", data)
+        if state is None or state.is_over:
+            payload["moves"] = []
+    else:
+        payload = {"event": "mail_reply", "game_id": None, "seat": None, "data": data,
+                   "view": None}
+    subject = incoming.subject or (f"DOS game {game.id}" if game is not None else "DOS by mail")
+    payload["subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
+    payload["in_reply_to"] = incoming.message_id or None
+    references = [*incoming.references.split()[-10:], incoming.message_id]
+    payload["references"] = " ".join(r for r in references if r) or None
+    assert incoming.sender is not None
+    db.session.add(NotificationRow(
+        game_id=game.id if game is not None else None,
+        seats=[seat.index] if seat is not None else [],
+        channel="email", target=incoming.sender, event="mail_reply",
+        dedupe_key=f"inbound:{row.id}:reply", message_id="msg_" + secrets.token_hex(12),
+        payload=payload, status="pending", attempts=0, next_attempt_at=utcnow(),
+    ))
+
+
+__all__ = ["Incoming", "Refusal", "Stored", "body_text", "command_lines", "html_to_text",
+           "parse", "process", "process_pending", "store"]

@@ -1,0 +1,230 @@
+"""Real parts for the play-by-email tests: the app on a migrated database, the mail-in
+listener (the CLI's handler, in-process on a free port), an SMTP sink for what the worker
+sends, and replies written the way real mail clients write them."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import os
+import re
+import secrets
+import smtplib
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import flask_migrate
+import sqlalchemy as sa
+from aiosmtpd.controller import Controller
+from flask import Flask
+
+from dos_engine import Game
+from dos_server import create_app, worker
+from dos_server.config import normalize_database_url
+from dos_server.extensions import db
+from dos_server.mailin import make_controller
+from dos_server.models import EventRow, GameRow, InboundMessageRow, NotificationRow
+
+SECRET = "test-secret"
+DOMAIN = "play.test"
+INBOUND_SECRET = "inbound-secret-for-tests"
+PG_URL = os.environ.get("TEST_DATABASE_URL")
+BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'dos.sqlite3'}"
+        return
+    assert PG_URL
+    base = normalize_database_url(PG_URL)
+    name = "m_" + secrets.token_hex(6)
+    admin = sa.create_engine(base, poolclass=sa.pool.NullPool)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{name}"'))
+    sep = "&" if "?" in base else "?"
+    try:
+        yield f"{base}{sep}options={quote(f'-csearch_path={name}')}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{name}" CASCADE'))
+        admin.dispose()
+
+
+class SmtpSink:
+    """aiosmtpd on loopback collecting what the worker sends."""
+
+    def __init__(self) -> None:
+        self.raw: list[tuple[list[str], bytes]] = []
+        self.lock = threading.Lock()
+        self.controller = Controller(self, hostname="127.0.0.1", port=free_port())
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        with self.lock:
+            self.raw.append((list(envelope.rcpt_tos), bytes(envelope.content)))
+        return "250 OK"
+
+    def to(self, address: str) -> list[EmailMessage]:
+        with self.lock:
+            raw = [content for rcpts, content in self.raw if address in rcpts]
+        return [email.message_from_bytes(c, policy=email.policy.default)  # type: ignore[misc]
+                for c in raw]
+
+
+class MailWorld:
+    def __init__(self, url: str, tmp_path: Path) -> None:
+        self.sink = SmtpSink()
+        self.app: Flask = create_app({
+            "TESTING": True, "SECRET_KEY": SECRET, "SQLALCHEMY_DATABASE_URI": url,
+            "RATELIMIT_ENABLED": False, "INSTANCE_PATH": str(tmp_path / "instance"),
+            "SMTP_HOST": "127.0.0.1", "SMTP_PORT": self.sink.controller.port,
+            "SMTP_SECURITY": "none", "MAIL_DOMAIN": DOMAIN,
+            "MAIL_FROM": f"DOS by mail <dos@{DOMAIN}>", "INBOUND_SECRET": INBOUND_SECRET,
+        })
+        with self.app.app_context():
+            flask_migrate.upgrade()
+            db.session.remove()
+        self.listener = make_controller(self.app, "127.0.0.1", free_port())
+        self.client = self.app.test_client()
+
+    def start(self) -> MailWorld:
+        self.sink.controller.start()
+        self.listener.start()
+        return self
+
+    def stop(self) -> None:
+        self.listener.stop()
+        self.sink.controller.stop()
+        with self.app.app_context():
+            db.session.remove()
+            db.engine.dispose()
+
+    # -- the server side ----------------------------------------------------------------------
+
+    def run_worker(self) -> int:
+        with self.app.app_context():
+            delivered = worker.run_once()
+            db.session.remove()
+        return delivered
+
+    def create(self, seats: list[dict[str, Any]], **options: Any) -> str:
+        response = self.client.post("/api/games", json={"seats": seats, "options": options})
+        assert response.status_code == 201, response.get_data(as_text=True)
+        return str(response.get_json()["id"])
+
+    def game(self, game_id: str) -> tuple[int, str, Game]:
+        with self.app.app_context():
+            row = db.session.get(GameRow, game_id)
+            assert row is not None
+            assert row.state is not None
+            out = (row.version, row.status, Game.from_dict(row.state))
+            db.session.remove()
+        return out
+
+    def event_count(self, game_id: str) -> int:
+        with self.app.app_context():
+            count = db.session.execute(sa.select(sa.func.count()).select_from(EventRow)
+                                       .where(EventRow.game_id == game_id)).scalar_one()
+            db.session.remove()
+        return int(count)
+
+    def inbound(self) -> list[tuple[str, str | None]]:
+        with self.app.app_context():
+            rows = db.session.execute(sa.select(InboundMessageRow.status, InboundMessageRow.outcome)
+                                      .order_by(InboundMessageRow.id)).all()
+            db.session.remove()
+        return [(r[0], r[1]) for r in rows]
+
+    def replies(self) -> int:
+        with self.app.app_context():
+            count = db.session.execute(sa.select(sa.func.count()).select_from(NotificationRow)
+                                       .where(NotificationRow.event == "mail_reply")).scalar_one()
+            db.session.remove()
+        return int(count)
+
+    # -- the player's side --------------------------------------------------------------------
+
+    def send(self, message: EmailMessage | bytes, sender: str, to: str) -> None:
+        with smtplib.SMTP("127.0.0.1", self.listener.port, timeout=30) as smtp:
+            if isinstance(message, bytes):
+                smtp.sendmail(sender, [to], message)
+            else:
+                smtp.send_message(message, sender, [to])
+
+
+def reply_to(message: EmailMessage) -> str:
+    address = str(message["Reply-To"])
+    assert address.startswith("play+"), address
+    assert address.endswith("@" + DOMAIN), address
+    return address
+
+
+def token_version(address: str) -> int:
+    return int(address.split("@")[0].split(".")[2])
+
+
+def text_of(message: EmailMessage) -> str:
+    part = message.get_body(preferencelist=("plain",))
+    assert part is not None
+    return str(part.get_content())
+
+
+def moves_of(message: EmailMessage) -> list[str]:
+    return re.findall(r"^\s+\d+\. (\S+(?: \S+)?)", text_of(message).split("Your moves:")[-1],
+                      re.M) if "Your moves:" in text_of(message) else []
+
+
+STYLES = ("gmail", "outlook", "html", "qp", "base64")
+
+
+def write_reply(style: str, original: EmailMessage, command: str, sender: str,
+                name: str = "Bjørn Ødegård") -> EmailMessage:
+    """A reply to ``original`` the way a real client writes it."""
+    quoted = text_of(original)
+    message = EmailMessage()
+    message["From"] = f"{name} <{sender}>"
+    message["To"] = reply_to(original)
+    message["Subject"] = "Re: " + str(original["Subject"])
+    message["Message-ID"] = f"<{secrets.token_hex(8)}@client.example>"
+    message["In-Reply-To"] = str(original["Message-ID"])
+    message["References"] = str(original["Message-ID"])
+    wrote = f"On Mon, 1 Jan 2029 at 10:00, DOS by mail <dos@{DOMAIN}>"
+    if style == "gmail":
+        body = (f"{command}\n\n{wrote}\nwrote:\n\n"
+                + "".join(f"> {line}\n" for line in quoted.splitlines()))
+        message.set_content(body)
+        message.add_alternative(
+            f'<div dir="ltr">{command}</div><br><div class="gmail_quote">'
+            f'<div class="gmail_attr">{wrote} wrote:<br></div>'
+            f"<blockquote><pre>{quoted}</pre></blockquote></div>", subtype="html")
+    elif style == "outlook":
+        body = (f"{command}\r\n\r\n________________________________\r\n"
+                f"From: DOS by mail <dos@{DOMAIN}>\r\nSent: Monday, January 1, 2029 10:00 AM\r\n"
+                f"To: {name} <{sender}>\r\nSubject: {original['Subject']}\r\n\r\n{quoted}")
+        message.set_content(body)
+    elif style == "html":
+        message.set_content(
+            f"<html><head><style>p {{margin: 0}}</style></head><body><div>{command}</div>"
+            f"<div>&nbsp;</div><div class=\"gmail_quote\">{wrote} wrote:<br>"
+            f"<blockquote type=\"cite\"><pre>{quoted}</pre></blockquote></div></body></html>",
+            subtype="html")
+    elif style == "qp":
+        message.set_content(f"{command}\n\nMerci, à bientôt\n-- \n{name}\nSent from my iPhone\n\n"
+                            f"{wrote} wrote:\n> {quoted[:200]}", cte="quoted-printable")
+    else:
+        message.set_content(f"{command}\n\nSent from my Galaxy\n\n-----Original Message-----\n"
+                            f"{quoted}", cte="base64")
+    return message
