@@ -67,6 +67,8 @@ class MailInHandler:
             try:
                 if not stored.duplicate:
                     inbound.process(stored.id)
+            except Exception:  # stored: the worker processes it later; never bounce it (5xx)
+                log.exception("inbound message #%s stored, processing deferred", stored.id)
             finally:
                 db.session.remove()
         return f"250 2.0.0 OK: message #{stored.id} received"
