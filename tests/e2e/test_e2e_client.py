@@ -169,3 +169,20 @@ def test_four_processes_same_turn(gunicorn_server: Server, tmp_path: Path) -> No
 @pytest.fixture(autouse=True)
 def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+
+
+def test_shell_completion_scripts_and_completions() -> None:
+    """The installed dos-client prints click's completion script and completes commands."""
+    binary = str(Path(sys.executable).parent / "dos-client")
+    for shell in ("bash", "zsh", "fish"):
+        script = subprocess.run([binary], env={**os.environ,
+                                               "_DOS_CLIENT_COMPLETE": f"{shell}_source"},
+                                capture_output=True, text=True, timeout=30, check=True)
+        assert "_DOS_CLIENT_COMPLETE" in script.stdout, shell
+    completed = subprocess.run(
+        [binary], env={**os.environ, "_DOS_CLIENT_COMPLETE": "bash_complete",
+                       "COMP_WORDS": "dos-client mo", "COMP_CWORD": "1"},
+        capture_output=True, text=True, timeout=30, check=True)
+    words = completed.stdout.split()
+    assert "moves" in words
+    assert "move" in words
