@@ -11,19 +11,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from mailtest_helpers import BACKENDS, MailWorld, database_url
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+from mailtest_helpers import MailWorld
 
 
 @pytest.fixture
-def world(backend: str, tmp_path: Path) -> Iterator[MailWorld]:
-    with database_url(backend, tmp_path) as url:
-        mail_world = MailWorld(url, tmp_path).start()
-        try:
-            yield mail_world
-        finally:
-            mail_world.stop()
+def world(db_url: str, tmp_path: Path) -> Iterator[MailWorld]:
+    mail_world = MailWorld(db_url, tmp_path).start()
+    try:
+        yield mail_world
+    finally:
+        mail_world.stop()

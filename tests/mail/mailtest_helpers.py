@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import email
 import email.policy
-import os
 import re
 import secrets
 import smtplib
 import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import flask_migrate
 import sqlalchemy as sa
@@ -26,7 +22,6 @@ from flask import Flask
 
 from dos_engine import Game
 from dos_server import create_app, worker
-from dos_server.config import normalize_database_url
 from dos_server.extensions import db
 from dos_server.mailin import make_controller
 from dos_server.models import EventRow, GameRow, InboundMessageRow, NotificationRow
@@ -34,34 +29,12 @@ from dos_server.models import EventRow, GameRow, InboundMessageRow, Notification
 SECRET = "test-secret"
 DOMAIN = "play.test"
 INBOUND_SECRET = "inbound-secret-for-tests"
-PG_URL = os.environ.get("TEST_DATABASE_URL")
-BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-@contextmanager
-def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
-    if backend == "sqlite":
-        yield f"sqlite:///{tmp_path / 'dos.sqlite3'}"
-        return
-    assert PG_URL
-    base = normalize_database_url(PG_URL)
-    name = "m_" + secrets.token_hex(6)
-    admin = sa.create_engine(base, poolclass=sa.pool.NullPool)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{name}"'))
-    sep = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{sep}options={quote(f'-csearch_path={name}')}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{name}" CASCADE'))
-        admin.dispose()
 
 
 class SmtpSink:

@@ -16,18 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from notify_helpers import Receiver, SmtpSink, build_app
 
-from db_backends import BACKENDS, database_url, dispose
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def db_url(backend: str, tmp_path: Path) -> Iterator[str]:
-    with database_url(backend, tmp_path) as url:
-        yield url
+from db_backends import dispose
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ migrations, never by ``create_all``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,19 +17,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from server_db import app_config, build_app, dispose
 
-from db_backends import BACKENDS, database_url
 from dos_server import create_app
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def db_url(backend: str, tmp_path: Path) -> Iterator[str]:
-    with database_url(backend, tmp_path) as url:
-        yield url
 
 
 @pytest.fixture
