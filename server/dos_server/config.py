@@ -29,6 +29,7 @@ DEFAULTS: dict[str, Any] = {
     "SMTP_USERNAME": None,
     "SMTP_PASSWORD": None,
     "SMTP_TIMEOUT": 30,
+    "SMTP_CA_FILE": None,  # extra CA bundle to verify the SMTP server's certificate
     "MAIL_FROM": "DOS by mail <dos@localhost>",
     "MAIL_DOMAIN": "localhost",  # Message-IDs and (issue #6) reply addresses
     # Play by email (issue #6): replies go to play+<token>@MAIL_DOMAIN and come back through

@@ -162,15 +162,16 @@ def send(target: str, payload: dict[str, Any], message_id: str) -> None:
     security = str(config["SMTP_SECURITY"]).lower()
     timeout = float(config["SMTP_TIMEOUT"])
     try:
+        # SMTP_CA_FILE: trust a private CA (a self-hosted relay) besides the system's.
+        context = ssl.create_default_context(cafile=config.get("SMTP_CA_FILE") or None)
         smtp: smtplib.SMTP
         if security == "ssl":
-            smtp = smtplib.SMTP_SSL(host, port, timeout=timeout,
-                                    context=ssl.create_default_context())
+            smtp = smtplib.SMTP_SSL(host, port, timeout=timeout, context=context)
         else:
             smtp = smtplib.SMTP(host, port, timeout=timeout)
         with smtp:
             if security == "starttls":
-                smtp.starttls(context=ssl.create_default_context())
+                smtp.starttls(context=context)
             if config.get("SMTP_USERNAME"):
                 smtp.login(config["SMTP_USERNAME"], config.get("SMTP_PASSWORD") or "")
             smtp.send_message(message)
