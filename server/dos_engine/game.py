@@ -712,15 +712,27 @@ class Game:
         seat = self.current if seat is None else seat
         trial = self.copy()
         events: list[Event] = []
-        turn_was_ours = seat == self.current and self.winner is None
         for action in actions:
-            ended = trial.current != seat or trial.round_no != self.round_no or trial.is_over
-            if isinstance(action, End) and turn_was_ours and ended:
-                continue
-            events.extend(trial.play(action, seat))
+            if not (isinstance(action, End) and turn_ended(self, trial, seat)):
+                events.extend(trial.play(action, seat))
+        self.adopt(trial)
+        return events
+
+    def play_text(self, text: str, seat: int | None = None) -> tuple[list[Action], list[Event]]:
+        """Parse a turn leniently and apply it, all or nothing, in one pass.
+
+        The same as ``play_turn(parse_turn(text))``, without playing the turn twice.
+        """
+        from dos_engine.notation import resolve_and_play
+
+        trial, actions, events = resolve_and_play(self, text, seat)
+        self.adopt(trial)
+        return actions, events
+
+    def adopt(self, trial: Game) -> None:
+        """Become ``trial`` (a copy that played on): how several actions commit at once."""
         for name in Game.__slots__:
             setattr(self, name, getattr(trial, name))
-        return events
 
     def _apply_match(self, action: Match, declaration: Declaration, events: list[Event]) -> None:
         seat = self.current
@@ -1083,6 +1095,13 @@ class Game:
             + on_cr
             + sum(len(hand) for hand in self.hands)
         )
+
+
+def turn_ended(before: Game, after: Game, seat: int) -> bool:
+    """Whether ``seat``'s turn, current in ``before``, has ended (by itself) in ``after``."""
+    return before.current == seat and before.winner is None and (
+        after.current != seat or after.round_no != before.round_no or after.is_over
+    )
 
 
 def _distinct(hand: Sequence[Card]) -> list[Card]:

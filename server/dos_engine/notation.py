@@ -40,6 +40,7 @@ from dos_engine.errors import (
     IllegalActionError,
     InvalidActionError,
 )
+from dos_engine.events import Event
 
 if TYPE_CHECKING:
     from dos_engine.game import Game
@@ -101,30 +102,36 @@ def resolve_action(game: Game, text: str, seat: int | None = None) -> Action:
 
 def resolve_turn(game: Game, text: str, seat: int | None = None) -> list[Action]:
     """Every action of a ``;``-separated turn, each resolved after playing the ones before it."""
+    return resolve_and_play(game, text, seat)[1]
+
+
+def resolve_and_play(
+    game: Game, text: str, seat: int | None = None
+) -> tuple[Game, list[Action], list[Event]]:
+    """Resolve a turn on a copy of ``game``; returns the copy after it, the actions, the events.
+
+    An ``end`` after the turn has ended by itself is kept in the actions but not played.
+    """
+    from dos_engine.game import turn_ended
+
     seat = game.current if seat is None else seat
     parts = split_turn(text)
     if not parts:
         raise InvalidActionError(f"no action given. {NOTATION_HELP}")
     trial = game.copy()
     actions: list[Action] = []
+    events: list[Event] = []
     for number, part in enumerate(parts, start=1):
         try:
             action = resolve_action(trial, part, seat)
-            if not (isinstance(action, End) and _turn_over_for(trial, game, seat)):
-                trial.play(action, seat)
+            if not (isinstance(action, End) and turn_ended(game, trial, seat)):
+                events.extend(trial.play(action, seat))
         except DosError as error:
             if len(parts) == 1:
                 raise
             raise type(error)(*_with_context(error, number, part)) from error
         actions.append(action)
-    return actions
-
-
-def _turn_over_for(trial: Game, before: Game, seat: int) -> bool:
-    """True once ``seat``'s turn, current when the turn began, has ended by itself."""
-    return before.current == seat and (
-        trial.current != seat or trial.round_no != before.round_no or trial.is_over
-    )
+    return trial, actions, events
 
 
 def _with_context(error: DosError, number: int, part: str) -> tuple[object, ...]:

@@ -634,8 +634,7 @@ def apply_turn(
     text = "; ".join(actions or [])
     before = turn_key(state)
     try:
-        parsed = state.parse_turn(text, seat)
-        events = state.play_turn(parsed, seat)
+        parsed, events = state.play_text(text, seat)
     except AmbiguousActionError as error:
         raise Problem(422, "ambiguous-action", "Ambiguous action", str(error),
                       candidates=[a.text() for a in error.candidates]) from None
