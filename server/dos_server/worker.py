@@ -36,7 +36,7 @@ from dos_server.database import write_transaction
 from dos_server.delivery import email, webhooks
 from dos_server.delivery.email import DeliveryError
 from dos_server.extensions import db
-from dos_server.models import DeliveryAttemptRow, EventRow, GameRow, NotificationRow, utcnow
+from dos_server.models import DeliveryAttemptRow, GameRow, NotificationRow, as_utc, utcnow
 from dos_server.services import digest, games, inbound, notify
 
 log = logging.getLogger("dos_server.worker")
@@ -178,17 +178,12 @@ def check_deadlines(now: datetime) -> int:
     ).all()
     db.session.rollback()
     for game_id, started, limit, deadline, reminded in candidates:
-        if deadline is not None and _as_utc(deadline) <= now:
+        if deadline is not None and as_utc(deadline) <= now:
             changed += _time_out(game_id, now)
         elif (not reminded and started is not None and limit
-              and _as_utc(started) + timedelta(seconds=0.8 * limit) <= now):
+              and as_utc(started) + timedelta(seconds=0.8 * limit) <= now):
             changed += _remind(game_id, now)
     return changed
-
-
-def _as_utc(moment: datetime) -> datetime:
-    # SQLite gives back naive datetimes; they were stored as UTC.
-    return moment if moment.tzinfo else moment.replace(tzinfo=utcnow().tzinfo)
 
 
 def _remind(game_id: str, now: datetime) -> int:
@@ -200,7 +195,7 @@ def _remind(game_id: str, now: datetime) -> int:
         game.reminded = True
         seat = {s.index: s for s in game.seats}[state.current]
         notify.enqueue(game, "reminder", [seat], state,
-                       key=f"remind-{_as_utc(game.turn_started_at).isoformat()}")
+                       key=f"remind-{as_utc(game.turn_started_at).isoformat()}")
         return 1
 
 
@@ -209,7 +204,7 @@ def _time_out(game_id: str, now: datetime) -> int:
     with write_transaction():
         game = games.get_game(game_id, for_update=True)
         if (game.status != "active" or game.turn_deadline is None
-                or _as_utc(game.turn_deadline) > now):
+                or as_utc(game.turn_deadline) > now):
             return 0
         state = games.engine_state(game)
         before = games.turn_key(state)
@@ -217,30 +212,23 @@ def _time_out(game_id: str, now: datetime) -> int:
         seat = {s.index: s for s in game.seats}[seat_index]
         seat.timeouts += 1
         game.version += 1
-        rows = [_event(game, seat_index, "timed_out", {"policy": game.timeout_policy,
-                                                        "timeouts": seat.timeouts})]
+        rows = [games.append_event(game, seat_index, "timed_out",
+                                   {"policy": game.timeout_policy, "timeouts": seat.timeouts})]
         strategy = make_strategy(game.timeout_policy,
                                  f"{state.seed}:{state.actions_played}:timeout")
         while not state.is_over and games.turn_key(state)[:2] == before[:2]:
             action = strategy(state.view(seat_index), state.legal_actions(seat_index))
-            rows.append(games._append_action(game, seat_index, action.text()))
-            rows += games._append(game, state.play(action, seat_index))
+            rows.append(games.append_action(game, seat_index, action.text()))
+            rows += games.append_events(game, state.play(action, seat_index))
         if game.forfeit_after and seat.timeouts >= game.forfeit_after and not seat.resigned:
             seat.resigned = True
-            rows.append(_event(game, seat_index, "forfeited", {"timeouts": seat.timeouts}))
-        rows += games._run_bots(game, state)
-        games._save(game, state, before, now)
+            rows.append(games.append_event(game, seat_index, "forfeited",
+                                           {"timeouts": seat.timeouts}))
+        rows += games.run_bots(game, state)
+        games.save_state(game, state, before, now)
         notify.enqueue(game, "timed_out", [seat], state, {"policy": game.timeout_policy})
         notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
         return 1
-
-
-def _event(game: GameRow, seat: int, kind: str, data: dict[str, Any]) -> EventRow:
-    row = EventRow(game_id=game.id, seq=game.next_seq, version=game.version, seat=seat,
-                   kind=kind, data=data, secret=None, created_at=utcnow())
-    db.session.add(row)
-    game.next_seq += 1
-    return row
 
 
 # -- the process ----------------------------------------------------------------------------

@@ -50,22 +50,15 @@ def build(payload: dict[str, Any], message_id: str) -> EmailMessage:
         from dos_server.delivery.mailreply import build_reply
 
         return build_reply(payload, message_id)
-    config = current_app.config
-    domain = config["MAIL_DOMAIN"]
+    domain = current_app.config["MAIL_DOMAIN"]
     game = payload["game_id"]
-    message = EmailMessage()
-    message["Subject"] = SUBJECTS.get(payload["event"], "DOS game {game}").format(game=game)
-    message["From"] = config["MAIL_FROM"]
-    message["Date"] = formatdate(localtime=False)
-    root = thread_id(game, payload["seat"], domain)
-    message["Message-ID"] = f"<{message_id}@{domain}>"
-    message["In-Reply-To"] = root
-    message["References"] = root
+    message = new_message(
+        SUBJECTS.get(payload["event"], "DOS game {game}").format(game=game), message_id,
+        payload["event"], thread=thread_id(game, payload["seat"], domain),
+        unsubscribe=payload["unsubscribe"],
+    )
     message["List-Id"] = f"DOS game {game} <{game}.games.{domain}>"
-    message["List-Unsubscribe"] = f"<{payload['unsubscribe']}>"
-    message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     message["X-DOS-Game"] = game
-    message["X-DOS-Event"] = payload["event"]
     if payload.get("reply_to"):
         message["Reply-To"] = payload["reply_to"]
     message.set_content(text_body(payload))
@@ -137,12 +130,35 @@ def text_body(payload: dict[str, Any]) -> str:
 
 
 def html_body(payload: dict[str, Any]) -> str:
-    text = html.escape(text_body(payload))
+    return pre_html(text_body(payload),
+                    f"<p><a href=\"{html.escape(payload['links']['game'])}\">Open the game</a> · "
+                    f"<a href=\"{html.escape(payload['unsubscribe'])}\">Unsubscribe</a></p>")
+
+
+def pre_html(text: str, footer: str = "") -> str:
+    """The HTML part: the plain text, monospaced (the table lines up), and a footer."""
     return ("<!doctype html><html><body>"
-            f"<pre style=\"font-family: ui-monospace, monospace\">{text}</pre>"
-            f"<p><a href=\"{html.escape(payload['links']['game'])}\">Open the game</a> · "
-            f"<a href=\"{html.escape(payload['unsubscribe'])}\">Unsubscribe</a></p>"
-            "</body></html>")
+            f"<pre style=\"font-family: ui-monospace, monospace\">{html.escape(text)}</pre>"
+            f"{footer}</body></html>")
+
+
+def new_message(subject: str, message_id: str, event: str, *, thread: str | None = None,
+                references: str | None = None, unsubscribe: str | None = None) -> EmailMessage:
+    """The headers every email of ours has: threading, one-click unsubscribe, the event."""
+    config = current_app.config
+    message = EmailMessage()
+    message["Subject"] = subject
+    message["From"] = config["MAIL_FROM"]
+    message["Date"] = formatdate(localtime=False)
+    message["Message-ID"] = f"<{message_id}@{config['MAIL_DOMAIN']}>"
+    if thread:
+        message["In-Reply-To"] = thread
+        message["References"] = references or thread
+    if unsubscribe:
+        message["List-Unsubscribe"] = f"<{unsubscribe}>"
+        message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    message["X-DOS-Event"] = event
+    return message
 
 
 def send(target: str, payload: dict[str, Any], message_id: str) -> None:
@@ -184,21 +200,13 @@ def send(target: str, payload: dict[str, Any], message_id: str) -> None:
 
 def _build_digest(payload: dict[str, Any], message_id: str) -> EmailMessage:
     """The daily digest: every game waiting on this address, one thread per address."""
-    config = current_app.config
-    domain = config["MAIL_DOMAIN"]
     games = payload["games"]
-    message = EmailMessage()
     count = len(games)
-    message["Subject"] = f"DOS: {count} game{'s' if count != 1 else ''} waiting on you"
-    message["From"] = config["MAIL_FROM"]
-    message["Date"] = formatdate(localtime=False)
-    root = f"<digest.{payload['thread']}@{domain}>"
-    message["Message-ID"] = f"<{message_id}@{domain}>"
-    message["In-Reply-To"] = root
-    message["References"] = root
-    message["List-Unsubscribe"] = f"<{payload['unsubscribe']}>"
-    message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    message["X-DOS-Event"] = "digest"
+    message = new_message(
+        f"DOS: {count} game{'s' if count != 1 else ''} waiting on you", message_id, "digest",
+        thread=f"<digest.{payload['thread']}@{current_app.config['MAIL_DOMAIN']}>",
+        unsubscribe=payload["unsubscribe"],
+    )
     lines = ["These DOS games are waiting on you:", ""]
     for game in games:
         deadline = f" (deadline {game['deadline']})" if game.get("deadline") else ""
@@ -209,7 +217,5 @@ def _build_digest(payload: dict[str, Any], message_id: str) -> EmailMessage:
                   f"  stop emails for this game: {game['unsubscribe']}", ""]
     text = "\n".join(lines) + "\n"
     message.set_content(text)
-    message.add_alternative(
-        "<!doctype html><html><body><pre style=\"font-family: ui-monospace, monospace\">"
-        + html.escape(text) + "</pre></body></html>", subtype="html")
+    message.add_alternative(pre_html(text), subtype="html")
     return message

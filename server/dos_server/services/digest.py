@@ -4,7 +4,6 @@ every game waiting on that person (their seats with ``digest`` on)."""
 from __future__ import annotations
 
 import hashlib
-import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,8 +12,8 @@ from sqlalchemy import select
 
 from dos_server.database import write_transaction
 from dos_server.extensions import db
-from dos_server.models import DigestRow, GameRow, NotificationRow, SeatRow, as_utc
-from dos_server.services.notify import unsubscribe_url
+from dos_server.models import DigestRow, GameRow, SeatRow, as_utc
+from dos_server.services.notify import add_row, unsubscribe_url
 
 DIGEST_EVERY = timedelta(hours=24)
 
@@ -52,14 +51,9 @@ def send_digests(now: datetime) -> int:
                 db.session.add(DigestRow(address=address, last_sent_at=now))
             else:
                 last.last_sent_at = now
-            db.session.add(NotificationRow(
-                game_id=None, seats=[], channel="email", target=address, event="digest",
-                dedupe_key=f"digest:{address}:{now:%Y-%m-%dT%H}",
-                message_id="msg_" + secrets.token_hex(12),
-                payload={"event": "digest", "address": address, "games": games,
-                         "thread": hashlib.sha256(address.encode()).hexdigest()[:16],
-                         "unsubscribe": games[0]["unsubscribe"]},
-                status="pending", attempts=0, next_attempt_at=now,
-            ))
+            add_row(None, [], "email", address, "digest", f"digest:{address}:{now:%Y-%m-%dT%H}",
+                    {"event": "digest", "address": address, "games": games,
+                     "thread": hashlib.sha256(address.encode()).hexdigest()[:16],
+                     "unsubscribe": games[0]["unsubscribe"]}, due=now)
             queued += 1
     return queued

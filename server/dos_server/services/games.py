@@ -200,7 +200,7 @@ def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[
         .order_by(EventRow.seq)
         .limit(limit)
     ).scalars().all()
-    events = [_event_out(row, viewer) for row in rows]
+    events = [event_out(row, viewer) for row in rows]
     return {
         "events": events,
         "next_after": rows[-1].seq if rows else after,
@@ -208,7 +208,7 @@ def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[
     }
 
 
-def _event_out(row: EventRow, viewer: Viewer) -> dict[str, Any]:
+def event_out(row: EventRow, viewer: Viewer) -> dict[str, Any]:
     shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data, "secret": row.secret},
                    viewer.seat)
     shown.update({"seq": row.seq, "version": row.version, "at": row.created_at.isoformat()})
@@ -464,9 +464,9 @@ def _start(game: GameRow) -> None:
     game.seed = seed
     game.status = "active"
     before = (0, -1, False)
-    rows = _append(game, events)
-    rows += _run_bots(game, state)
-    _save(game, state, before)
+    rows = append_events(game, events)
+    rows += run_bots(game, state)
+    save_state(game, state, before)
     notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
 
 
@@ -549,14 +549,12 @@ def resign_seat(game: GameRow, index: int) -> None:
         raise Problem(409, "already-resigned", "Already resigned", "you have already resigned")
     seat.resigned = True
     game.version += 1
-    db.session.add(EventRow(game_id=game.id, seq=game.next_seq, version=game.version,
-                            seat=seat.index, kind="resigned", data={}, secret=None))
-    game.next_seq += 1
+    append_event(game, seat.index, "resigned", {})
     if game.state is not None:
         state = Game.from_dict(game.state)
         before = turn_key(state)
-        rows = _run_bots(game, state)
-        _save(game, state, before)
+        rows = run_bots(game, state)
+        save_state(game, state, before)
         notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
 
 
@@ -646,22 +644,22 @@ def apply_turn(
                       rule=error.rule) from None
     except DosError as error:
         raise Problem(400, "invalid-action", "Not an action", str(error)) from None
-    new_rows = [_append_action(game, seat, action.text()) for action in parsed]
-    new_rows += _append(game, events)
-    new_rows += _run_bots(game, state)
-    _save(game, state, before)
+    new_rows = [append_action(game, seat, action.text()) for action in parsed]
+    new_rows += append_events(game, events)
+    new_rows += run_bots(game, state)
+    save_state(game, state, before)
     notify.after_change(game, state, before, [(r.kind, r.seat) for r in new_rows])
     db.session.flush()
     body = {
         "version": game.version,
         "applied": [a.text() for a in parsed],
-        "events": [_event_out(row, viewer) for row in new_rows],
+        "events": [event_out(row, viewer) for row in new_rows],
         "game": game_body(game, viewer, state),
     }
     return body
 
 
-def _run_bots(game: GameRow, state: Game) -> list[EventRow]:
+def run_bots(game: GameRow, state: Game) -> list[EventRow]:
     """Bots (and resigned seats, played by ``random``) move right after the turn before them."""
     seats = {seat.index: seat for seat in game.seats}
     rows: list[EventRow] = []
@@ -675,8 +673,8 @@ def _run_bots(game: GameRow, state: Game) -> list[EventRow]:
         legal = state.legal_actions(seat.index)
         action = strategy(state.view(seat.index), legal)
         events = state.play(action, seat.index)
-        rows.append(_append_action(game, seat.index, action.text()))
-        rows += _append(game, events)
+        rows.append(append_action(game, seat.index, action.text()))
+        rows += append_events(game, events)
     raise RuntimeError("bots did not finish within the per-request limit")
 
 
@@ -685,7 +683,7 @@ def turn_key(state: Game) -> tuple[int, int, bool]:
     return (state.round_no, state.current, state.is_over)
 
 
-def _save(game: GameRow, state: Game, before: tuple[int, int, bool],
+def save_state(game: GameRow, state: Game, before: tuple[int, int, bool],
           now: datetime | None = None) -> None:
     """Store the state; a new turn restarts the turn clock (deadline and 80% reminder).
 
@@ -707,26 +705,26 @@ def _save(game: GameRow, state: Game, before: tuple[int, int, bool],
                               if game.turn_time_limit else None)
 
 
-def _append_action(game: GameRow, seat: int, text: str) -> EventRow:
+def append_event(game: GameRow, seat: int | None, kind: str, data: dict[str, Any],
+                 secret: dict[str, Any] | None = None) -> EventRow:
+    """Append one history row at the game's next sequence number and current version."""
     row = EventRow(game_id=game.id, seq=game.next_seq, version=game.version, seat=seat,
-                   kind="action", data={"action": text}, secret=None, created_at=utcnow())
+                   kind=kind, data=data, secret=secret, created_at=utcnow())
     db.session.add(row)
     game.next_seq += 1
     return row
 
 
-def _append(game: GameRow, events: Sequence[Event]) -> list[EventRow]:
-    rows: list[EventRow] = []
-    now = utcnow()
+def append_action(game: GameRow, seat: int, text: str) -> EventRow:
+    return append_event(game, seat, "action", {"action": text})
+
+
+def append_events(game: GameRow, events: Sequence[Event]) -> list[EventRow]:
+    rows = []
     for event in events:
         stored = event.to_dict()
-        rows.append(EventRow(
-            game_id=game.id, seq=game.next_seq, version=game.version, seat=event.seat,
-            kind=stored["kind"], data=stored["data"], secret=stored.get("secret"),
-            created_at=now,
-        ))
-        game.next_seq += 1
-    db.session.add_all(rows)
+        rows.append(append_event(game, event.seat, stored["kind"], stored["data"],
+                                 stored.get("secret")))
     return rows
 
 

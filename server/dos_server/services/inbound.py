@@ -22,7 +22,6 @@ import email.policy
 import hashlib
 import logging
 import re
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -41,7 +40,7 @@ from dos_engine.errors import DosError, InvalidActionError
 from dos_server import tokens
 from dos_server.database import write_transaction
 from dos_server.extensions import db
-from dos_server.models import EventRow, GameRow, InboundMessageRow, NotificationRow, SeatRow, utcnow
+from dos_server.models import EventRow, GameRow, InboundMessageRow, SeatRow, utcnow
 from dos_server.problems import Problem
 from dos_server.services import games, notify
 
@@ -212,7 +211,7 @@ def _refuse(row_id: int, incoming: Incoming | None, refusal: Refusal) -> str:
         game = seat = None
         if refusal.show and incoming is not None and incoming.game_id is not None:
             game = db.session.get(GameRow, incoming.game_id)
-            seat = _seat_of(game, incoming.seat) if game is not None else None
+            seat = _seat_of(game, incoming.seat)
         status = "rejected" if refusal.answer else "ignored"
         if refusal.answer and incoming is not None:
             _answer(row, incoming, refusal.lines, game, seat)
@@ -419,10 +418,11 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
             "have been changed or cut short), so nothing was changed.",
             "Reply to the latest email the game sent you, without editing the address.",
         ])
-    game = db.session.execute(
-        select(GameRow).where(GameRow.id == claims.game_id).with_for_update()
-    ).scalar_one_or_none()
-    seat = _seat_of(game, claims.seat) if game is not None else None
+    try:
+        game: GameRow | None = games.get_game(claims.game_id, for_update=True)
+    except Problem:
+        game = None
+    seat = _seat_of(game, claims.seat)
     if game is None or seat is None or seat.token_version != claims.token_version:
         raise Refusal("revoked-token", [
             "This reply address is no longer valid (the game is gone, or the seat's tokens "
@@ -541,7 +541,7 @@ def _history(game: GameRow, seat: SeatRow) -> list[str]:
     names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
     out = [f"The last {len(rows)} events of game {game.id}:"]
     for row in reversed(rows):
-        shown = games._event_out(row, games.Viewer(seat=seat.index))
+        shown = games.event_out(row, games.Viewer(seat=seat.index))
         who = names.get(shown["seat"], "") if shown.get("seat") is not None else ""
         data = shown.get("data") or {}
         if shown["kind"] == "action":
@@ -575,13 +575,9 @@ def _answer(row: InboundMessageRow, incoming: Incoming, lines: Sequence[str],
     references = [*incoming.references.split()[-10:], incoming.message_id]
     payload["references"] = " ".join(r for r in references if r) or None
     assert incoming.sender is not None
-    db.session.add(NotificationRow(
-        game_id=game.id if game is not None else None,
-        seats=[seat.index] if seat is not None else [],
-        channel="email", target=incoming.sender, event="mail_reply",
-        dedupe_key=f"inbound:{row.id}:reply", message_id="msg_" + secrets.token_hex(12),
-        payload=payload, status="pending", attempts=0, next_attempt_at=utcnow(),
-    ))
+    notify.add_row(game.id if game is not None else None,
+                   [seat.index] if seat is not None else [], "email", incoming.sender,
+                   "mail_reply", f"inbound:{row.id}:reply", payload)
 
 
 __all__ = ["Incoming", "Refusal", "Stored", "body_text", "command_lines", "html_to_text",

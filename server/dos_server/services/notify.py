@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import secrets
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from flask import current_app
@@ -79,7 +80,7 @@ def enqueue(
         if seat.digest and event in DIGESTED:
             continue  # it will be in the seat's daily digest instead
         payload = _email_payload(game, seat, state, event, data)
-        _add(game, [seat.index], "email", seat.email or "", event,
+        add_row(game.id, [seat.index], "email", seat.email or "", event,
              f"{game.id}:{occurrence}:{event}:email:{seat.index}", payload)
         count += 1
     by_url: dict[str, list[SeatRow]] = {}
@@ -97,18 +98,19 @@ def enqueue(
             "data": data,
             "secret": group[0].webhook_secret,
         }
-        _add(game, [s.index for s in group], "webhook", url, event,
+        add_row(game.id, [s.index for s in group], "webhook", url, event,
              f"{game.id}:{occurrence}:{event}:webhook:{url}", payload)
         count += 1
     return count
 
 
-def _add(game: GameRow, seats: list[int], channel: str, target: str, event: str,
-         dedupe_key: str, payload: dict[str, Any]) -> None:
+def add_row(game_id: str | None, seats: list[int], channel: str, target: str, event: str,
+            dedupe_key: str, payload: dict[str, Any], due: datetime | None = None) -> None:
+    """One outbox row, due now (or at ``due``), with the id it keeps on every retry."""
     db.session.add(NotificationRow(
-        game_id=game.id, seats=seats, channel=channel, target=target, event=event,
+        game_id=game_id, seats=seats, channel=channel, target=target, event=event,
         dedupe_key=dedupe_key[:512], message_id="msg_" + secrets.token_hex(12),
-        payload=payload, status="pending", attempts=0, next_attempt_at=utcnow(),
+        payload=payload, status="pending", attempts=0, next_attempt_at=due or utcnow(),
     ))
 
 
