@@ -271,6 +271,7 @@ class Game:
         "round_no",
         "scores",
         "seed",
+        "turn_no",
         "winner",
     )
 
@@ -298,6 +299,7 @@ class Game:
     dos_missed: list[bool]
     winner: int | None
     actions_played: int
+    turn_no: int  # 1 for the game's first turn; +1 whenever a new turn (or round) starts
 
     # -- creation -----------------------------------------------------------------------------
 
@@ -857,6 +859,7 @@ class Game:
             self._end_round(seat, events)
             return
         self.current = following
+        self.turn_no += 1
         self._reset_turn()
         self.dos_missed[following] = False  # 5.2: the window closes when their turn starts
 
@@ -917,6 +920,7 @@ class Game:
         self.cr_matched = []
         self.reshuffles = 0
         self.current = first
+        self.turn_no += 1
         self.dos_missed = [False] * count
         self._reset_turn()
         events.append(
@@ -1062,6 +1066,7 @@ class Game:
             "dos_missed": list(self.dos_missed),
             "winner": self.winner,
             "actions_played": self.actions_played,
+            "turn_no": self.turn_no,
         }
 
     @classmethod
@@ -1182,6 +1187,7 @@ def start_game(
     game.round_no = 0
     game.winner = None
     game.actions_played = 0
+    game.turn_no = 0
     dealer, draws = _draw_for_dealer(seed, len(names))
     game.dealer = dealer
     events = [
@@ -1290,6 +1296,8 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game.dos_missed = [flag(m) for m in raw["dos_missed"]]
     game.winner = seat(raw["winner"], allow_none=True)
     game.actions_played = natural(raw["actions_played"])
+    # States stored before the counter existed start counting from 0: only its changes matter.
+    game.turn_no = natural(raw.get("turn_no", 0))
     if len(game.scores) != count or len(game.hands) != count or len(game.dos_missed) != count:
         raise InvalidStateError("scores, hands and dos_missed need one entry per player")
     counts = [0] * len(ALL_CARDS)

@@ -262,14 +262,18 @@ MALFORMED: dict[str, Mutation] = {
     "reshuffles true": setter(["reshuffles"], True),
     "actions_played negative": setter(["actions_played"], -3),
     "actions_played true": setter(["actions_played"], True),
+    "turn_no negative": setter(["turn_no"], -1),
+    "turn_no as text": setter(["turn_no"], "3"),
 }
 TOP_LEVEL_KEYS = ["players", "seed", "options", "scores", "round", "dealer", "current", "hands",
                   "draw_pile", "discard_pile", "center_row", "reshuffles", "turn", "dos_missed",
-                  "winner", "actions_played"]
+                  "winner", "actions_played", "turn_no"]
 TURN_KEYS = ["drawn", "has_drawn", "matches", "added", "bonuses", "bonus_phase",
              "placements_left", "called_dos"]
+OPTIONAL_KEYS = {"turn_no"}  # states stored before the turn counter existed lack it
 for key in TOP_LEVEL_KEYS:
-    MALFORMED[f"{key} missing"] = deleter([key])
+    if key not in OPTIONAL_KEYS:
+        MALFORMED[f"{key} missing"] = deleter([key])
 for key in TURN_KEYS:
     MALFORMED[f"turn {key} missing"] = deleter(["turn", key])
 MALFORMED["CR card missing"] = deleter(["center_row", 0, "card"])
@@ -288,6 +292,31 @@ def test_malformed_state_is_rejected(valid_state: dict[str, Any], name: str) -> 
     MALFORMED[name](state)
     with pytest.raises(InvalidStateError):
         Game.from_dict(state)
+
+
+def test_state_without_turn_counter_still_loads_and_counts_on(valid_state: dict[str, Any]) -> None:
+    old = {key: value for key, value in valid_state.items() if key != "turn_no"}
+    game = Game.from_dict(old)
+    assert game.turn_no == 0
+    start = game.turn_no
+    while game.turn_no == start and not game.is_over:
+        game.play(game.legal_actions()[-1])
+    assert game.turn_no == start + 1
+
+
+def test_turn_counter_counts_every_new_turn_and_round() -> None:
+    game = Game.new(["ann", "bob"], "turn-counter")
+    assert game.turn_no == 1
+    turns_ended = 0
+    rounds = game.round_no
+    while not game.is_over and game.round_no < 3:
+        events = game.play(game.legal_actions()[0])
+        turns_ended += sum(1 for e in events if e.kind == EventKind.TURN_ENDED)
+        if not game.is_over:
+            # every ended turn starts the next one (in this round or the next round)
+            assert game.turn_no == 1 + turns_ended
+        rounds = game.round_no
+    assert rounds >= 2
 
 
 @pytest.mark.parametrize("raw", [None, [], "state", 3, {}], ids=repr)
