@@ -31,13 +31,12 @@ import click
 from flask import Flask, current_app
 from sqlalchemy import or_, select
 
-from dos_engine import make_strategy
 from dos_server.database import write_transaction
 from dos_server.delivery import email, webhooks
 from dos_server.delivery.email import DeliveryError
 from dos_server.extensions import db
 from dos_server.models import DeliveryAttemptRow, GameRow, NotificationRow, as_utc, utcnow
-from dos_server.services import digest, games, inbound, notify
+from dos_server.services import access, digest, inbound, notify, play
 
 log = logging.getLogger("dos_server.worker")
 
@@ -188,10 +187,10 @@ def check_deadlines(now: datetime) -> int:
 
 def _remind(game_id: str, now: datetime) -> int:
     with write_transaction():
-        game = games.get_game(game_id, for_update=True)
+        game = access.get_game(game_id, for_update=True)
         if game.status != "active" or game.reminded or game.turn_started_at is None:
             return 0
-        state = games.engine_state(game)
+        state = access.engine_state(game)
         game.reminded = True
         seat = {s.index: s for s in game.seats}[state.current]
         notify.enqueue(game, "reminder", [seat], state,
@@ -202,32 +201,11 @@ def _remind(game_id: str, now: datetime) -> int:
 def _time_out(game_id: str, now: datetime) -> int:
     """The turn's time is up: the game's timeout policy plays it (and may forfeit the seat)."""
     with write_transaction():
-        game = games.get_game(game_id, for_update=True)
+        game = access.get_game(game_id, for_update=True)
         if (game.status != "active" or game.turn_deadline is None
                 or as_utc(game.turn_deadline) > now):
             return 0
-        state = games.engine_state(game)
-        before = games.turn_key(state)
-        seat_index = state.current
-        seat = {s.index: s for s in game.seats}[seat_index]
-        seat.timeouts += 1
-        game.version += 1
-        rows = [games.append_event(game, seat_index, "timed_out",
-                                   {"policy": game.timeout_policy, "timeouts": seat.timeouts})]
-        strategy = make_strategy(game.timeout_policy,
-                                 f"{state.seed}:{state.actions_played}:timeout")
-        while not state.is_over and games.turn_key(state)[:2] == before[:2]:
-            action = strategy(state.view(seat_index), state.legal_actions(seat_index))
-            rows.append(games.append_action(game, seat_index, action.text()))
-            rows += games.append_events(game, state.play(action, seat_index))
-        if game.forfeit_after and seat.timeouts >= game.forfeit_after and not seat.resigned:
-            seat.resigned = True
-            rows.append(games.append_event(game, seat_index, "forfeited",
-                                           {"timeouts": seat.timeouts}))
-        rows += games.run_bots(game, state)
-        games.save_state(game, state, before, now)
-        notify.enqueue(game, "timed_out", [seat], state, {"policy": game.timeout_policy})
-        notify.after_change(game, state, before, [(r.kind, r.seat) for r in rows])
+        play.apply_timeout(game, now)
         return 1
 
 

@@ -17,7 +17,7 @@ from dos_server.schemas import (
     NotificationsIn,
     VacationIn,
 )
-from dos_server.services import games as service
+from dos_server.services import access, lobby, play, read
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
                 description="Create, join and play games")
@@ -31,9 +31,10 @@ def _bearer() -> str | None:
     return None
 
 
-def _viewer(game_id: str, *, allow_host: bool = True) -> tuple[Any, service.Viewer]:
-    game = service.get_game(game_id)
-    return game, service.authenticate(game, _bearer(), allow_host=allow_host)
+def _viewer(game_id: str) -> tuple[Any, access.Viewer]:
+    """For reads: the game and who asks. Writes authenticate under the game's lock instead."""
+    game = access.get_game(game_id)
+    return game, access.authenticate(game, _bearer())
 
 
 @blp.route("")
@@ -45,8 +46,8 @@ class Games(MethodView):
     @blp.alt_response(429, description="too many games created from this address")
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         """Create a game; returns the host token and one invite per named seat (shown once)."""
-        seats = [service.SeatSpec(**seat) for seat in body["seats"]]
-        return service.create_game(seats, body.get("options", {}), body.get("turn_time_limit"),
+        seats = [lobby.SeatSpec(**seat) for seat in body["seats"]]
+        return lobby.create_game(seats, body.get("options", {}), body.get("turn_time_limit"),
                                    body["timeout_policy"], body.get("forfeit_after"),
                                    body["vacation_days"])
 
@@ -60,7 +61,7 @@ class GameView(MethodView):
     def get(self, game_id: str) -> dict[str, Any]:
         """The game as your token's seat sees it (no token: as a spectator)."""
         game, viewer = _viewer(game_id)
-        return service.game_body(game, viewer)
+        return read.game_body(game, viewer)
 
 
 @blp.route("/<game_id>/join")
@@ -76,7 +77,7 @@ class Join(MethodView):
     @blp.alt_response(429, description="too many attempts from this address")
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Claim a seat: with its invite token, or an open seat with the invite code and a name."""
-        return service.join_game(game_id, body.get("invite"), body.get("code"), body.get("name"))
+        return lobby.join_game(game_id, body.get("invite"), body.get("code"), body.get("name"))
 
 
 @blp.route("/<game_id>/start")
@@ -88,8 +89,7 @@ class Start(MethodView):
     @blp.alt_response(409, description="already started, or too few players")
     def post(self, game_id: str) -> dict[str, Any]:
         """Host: start now with the seats filled so far (open seats are removed)."""
-        _, viewer = _viewer(game_id)
-        return service.start_now(game_id, viewer)
+        return lobby.start_now(game_id, _bearer())
 
 
 @blp.route("/<game_id>/actions")
@@ -102,7 +102,7 @@ class Actions(MethodView):
     def get(self, game_id: str) -> dict[str, Any]:
         """Your legal actions, numbered, with notation and a description."""
         game, viewer = _viewer(game_id)  # a host token: 403 from the service
-        return service.legal_actions_body(game, viewer)
+        return read.legal_actions_body(game, viewer)
 
     @blp.arguments(ActionsIn)
     @blp.response(200)
@@ -115,7 +115,7 @@ class Actions(MethodView):
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Play one action or a whole turn, all or nothing, against the version you saw."""
         actions = [body["turn"]] if "turn" in body else body.get("actions")
-        return service.submit_actions(game_id, _bearer(), body["version"], actions,
+        return play.submit_actions(game_id, _bearer(), body["version"], actions,
                                       request.headers.get("Idempotency-Key"),
                                       number=body.get("number"))
 
@@ -130,7 +130,7 @@ class History(MethodView):
     def get(self, query: dict[str, Any], game_id: str) -> dict[str, Any]:
         """The game's history, oldest first, redacted for you (nobody sees others' draws)."""
         game, viewer = _viewer(game_id)
-        return service.history_body(game, viewer, query["after"], query["limit"])
+        return read.history_body(game, viewer, query["after"], query["limit"])
 
 
 @blp.route("/<game_id>/record")
@@ -140,7 +140,7 @@ class Record(MethodView):
     @blp.alt_response(409, description="the game is not over")
     def get(self, game_id: str) -> dict[str, Any]:
         """A finished game as a self-contained record that dos_engine.replay verifies."""
-        return service.record_body(service.get_game(game_id))
+        return read.record_body(access.get_game(game_id))
 
 
 @blp.route("/<game_id>/cancel")
@@ -152,8 +152,7 @@ class Cancel(MethodView):
     @blp.alt_response(409, description="the game has started")
     def post(self, game_id: str) -> dict[str, Any]:
         """Host: cancel a game that has not started."""
-        _, viewer = _viewer(game_id)
-        return service.cancel(game_id, viewer)
+        return lobby.cancel(game_id, _bearer())
 
 
 @blp.route("/<game_id>/seats/<int:seat>")
@@ -165,8 +164,7 @@ class Seat(MethodView):
     @blp.alt_response(409, description="the game has started, or too few seats would remain")
     def delete(self, game_id: str, seat: int) -> dict[str, Any]:
         """Host: remove a seat before the start (seats after it move down; new invites)."""
-        _, viewer = _viewer(game_id)
-        return service.remove_seat(game_id, viewer, seat)
+        return lobby.remove_seat(game_id, _bearer(), seat)
 
 
 @blp.route("/<game_id>/seats/<int:seat>/token")
@@ -177,8 +175,7 @@ class RotateToken(MethodView):
     @blp.alt_response(404, description="no such game")
     def post(self, game_id: str, seat: int) -> dict[str, Any]:
         """Revoke the seat's tokens and get a new player token (and invite)."""
-        _, viewer = _viewer(game_id)
-        return service.rotate_token(game_id, viewer, seat)
+        return lobby.rotate_token(game_id, _bearer(), seat)
 
 
 @blp.route("/<game_id>/resign")
@@ -190,8 +187,7 @@ class Resign(MethodView):
     @blp.alt_response(409, description="already resigned, or the game is over")
     def post(self, game_id: str) -> dict[str, Any]:
         """Resign: the random strategy plays your seat from now on."""
-        _, viewer = _viewer(game_id)
-        return service.resign(game_id, viewer)
+        return play.resign(game_id, _bearer())
 
 
 @blp.route("/<game_id>/seats/<int:seat>/notifications")
@@ -207,8 +203,7 @@ class Notifications(MethodView):
 
         Setting ``webhook_url`` answers a new ``whsec_`` secret, shown only this once.
         """
-        _, viewer = _viewer(game_id)
-        return service.set_notifications(game_id, viewer, seat, body.get("email"),
+        return lobby.set_notifications(game_id, _bearer(), seat, body.get("email"),
                                          body.get("webhook_url"), body.get("events"),
                                          set(body), body.get("digest"))
 
@@ -224,8 +219,7 @@ class Vacation(MethodView):
     @blp.alt_response(422, description="invalid number of days")
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Pause your clock for some days (the game's allowance per year)."""
-        _, viewer = _viewer(game_id)
-        return service.start_vacation(game_id, viewer, body["days"])
+        return lobby.start_vacation(game_id, _bearer(), body["days"])
 
 
 unsubscribe_blp = Blueprint("unsubscribe", __name__, url_prefix="/api/unsubscribe",
@@ -239,11 +233,11 @@ class Unsubscribe(MethodView):
     @unsubscribe_blp.alt_response(404, description="the game is gone")
     def post(self, token: str) -> dict[str, Any]:
         """Stop this seat's emails for this game (RFC 8058 one-click; no login)."""
-        return service.unsubscribe(token)
+        return lobby.unsubscribe(token)
 
     @unsubscribe_blp.response(200)
     @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
     @unsubscribe_blp.alt_response(404, description="the game is gone")
     def get(self, token: str) -> dict[str, Any]:
         """The link in the email footer: unsubscribes too, for mail clients that only GET."""
-        return service.unsubscribe(token)
+        return lobby.unsubscribe(token)

@@ -5,7 +5,7 @@ Two transactions at most per message, each all-or-nothing:
 1. :func:`store` keeps the raw message (deduplicated by Message-ID) before anything else, so a
    crash after receipt loses nothing: rows left ``received`` are processed again later.
 2. :func:`process` locks the row and the game, applies the command through the same core as
-   the HTTP API (:func:`dos_server.services.games.apply_turn`), queues the answer in the
+   the HTTP API (:func:`dos_server.services.play.apply_turn`), queues the answer in the
    outbox and marks the row, in one transaction. If anything is wrong, that transaction is
    rolled back (the game is unchanged) and a second one queues the error answer and marks the
    row ``rejected``.
@@ -42,7 +42,7 @@ from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, InboundMessageRow, SeatRow, utcnow
 from dos_server.problems import Problem
-from dos_server.services import games, notify
+from dos_server.services import access, notify, play, read
 
 log = logging.getLogger("dos_server.inbound")
 
@@ -419,7 +419,7 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
             "Reply to the latest email the game sent you, without editing the address.",
         ])
     try:
-        game: GameRow | None = games.get_game(claims.game_id, for_update=True)
+        game: GameRow | None = access.get_game(claims.game_id, for_update=True)
     except Problem:
         game = None
     seat = _seat_of(game, claims.seat)
@@ -462,7 +462,7 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
     if first == "history":
         return "history", _history(game, seat), game, seat
     if first == "resign":
-        _checked(lambda: games.resign_seat(game, seat.index), game, shown)
+        _checked(lambda: play.resign_seat(game, seat.index), game, shown)
         return "resigned", ["You resigned: the random bot plays your seat from now on. "
                             "You will still get the round and game results."], game, seat
     number = _NUMBER.fullmatch(first)
@@ -474,12 +474,12 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
             raise Refusal("no-such-action", ["Move numbers start at 1; nothing was changed. "
                                              "Reply with a number from the list below."],
                           show=True)
-        body = _checked(lambda: games.apply_turn(game, seat.index, shown, None, chosen),
+        body = _checked(lambda: play.apply_turn(game, seat.index, shown, None, chosen),
                         game, shown)
         ignored = lines[1:]
     else:
         text, ignored = _notation(game, seat.index, lines)
-        body = _checked(lambda: games.apply_turn(game, seat.index, shown, [text], None),
+        body = _checked(lambda: play.apply_turn(game, seat.index, shown, [text], None),
                         game, shown)
     out = [f"Applied: {'; '.join(body['applied'])}"]
     if ignored:
@@ -491,7 +491,7 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
 
 def _notation(game: GameRow, seat: int, lines: list[str]) -> tuple[str, list[str]]:
     """The longest run of leading lines that is move notation (a trailing "Thanks!" is not)."""
-    state = games.engine_state(game)
+    state = access.engine_state(game)
     for count in range(len(lines), 1, -1):
         try:
             state.parse_turn("; ".join(lines[:count]), seat)
@@ -541,7 +541,7 @@ def _history(game: GameRow, seat: SeatRow) -> list[str]:
     names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
     out = [f"The last {len(rows)} events of game {game.id}:"]
     for row in reversed(rows):
-        shown = games.event_out(row, games.Viewer(seat=seat.index))
+        shown = read.event_out(row, access.Viewer(seat=seat.index))
         who = names.get(shown["seat"], "") if shown.get("seat") is not None else ""
         data = shown.get("data") or {}
         if shown["kind"] == "action":

@@ -149,12 +149,12 @@ def unsubscribe_url(game_id: str, seat: int) -> str:
     return f"{base}/api/unsubscribe/{tokens.issue('unsubscribe', game_id, seat, 1)}"
 
 
-def after_change(game: GameRow, state: Game, before: tuple[int, int, bool],
+def after_change(game: GameRow, state: Game, *, new_turn: bool, just_over: bool,
                  kinds: Sequence[tuple[str, int | None]]) -> None:
     """Notify what a committed change caused: whose turn it is now, catches, round/game end.
 
-    ``before`` is ``(round, current seat, over)`` before the change; ``kinds`` the
-    ``(kind, seat)`` of the events the change appended.
+    ``new_turn``: a new turn began (the engine's turn counter moved on); ``just_over``: the
+    change ended the game; ``kinds``: the ``(kind, seat)`` of the events the change appended.
     """
     seats = {s.index: s for s in game.seats}
     people = [s for s in game.seats if not s.bot]
@@ -166,11 +166,11 @@ def after_change(game: GameRow, state: Game, before: tuple[int, int, bool],
     if rounds:
         enqueue(game, "round_over", people, state, {"scores": list(state.scores)})
     if state.is_over:
-        if not before[2]:
+        if just_over:
             enqueue(game, "game_over", people, state,
                     {"winner": state.winner, "scores": list(state.scores)})
         return
-    if (state.round_no, state.current) != before[:2]:
+    if new_turn:
         current = seats[state.current]
         if not current.resigned:
             enqueue(game, "your_turn", [current], state)

@@ -1,0 +1,353 @@
+"""The lobby: creating, joining and starting games; seats, tokens and seat settings.
+
+Every public function here is one transaction and owns it. A write locks the game, reads it
+and its seats under the lock, and authenticates the caller's token there
+(:func:`access.locked`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from dos_engine import Game, InvalidOptionsError, Options
+from dos_server import tokens
+from dos_server.database import write_transaction
+from dos_server.extensions import db
+from dos_server.models import GameRow, SeatRow, as_utc, utcnow
+from dos_server.problems import Problem
+from dos_server.services import notify
+from dos_server.services.access import (
+    Viewer,
+    check_game,
+    get_game,
+    locked,
+    require_host,
+    require_player,
+    require_seat_or_host,
+    seat_of,
+)
+from dos_server.services.play import deal
+from dos_server.services.read import game_body
+
+BOT_STRATEGIES = ("random", "greedy")
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    name: str | None = None  # None: an open seat, claimed with the game's invite code
+    email: str | None = None
+    webhook_url: str | None = None
+    bot: str | None = None
+
+
+# -- creating and joining -------------------------------------------------------------------
+
+
+def create_game(
+    seats: Sequence[SeatSpec],
+    options: dict[str, Any],
+    turn_time_limit: int | None,
+    timeout_policy: str = "random",
+    forfeit_after: int | None = None,
+    vacation_days: int = 14,
+) -> dict[str, Any]:
+    if not 2 <= len(seats) <= 4:
+        raise _invalid("a game has 2 to 4 seats (RULES.md 2.1)")
+    if all(spec.bot for spec in seats):
+        raise _invalid("at least one seat must be a person, not a bot")
+    for spec in seats:
+        if spec.bot and spec.bot not in BOT_STRATEGIES:
+            raise _invalid(f"unknown bot {spec.bot!r}: choose from {', '.join(BOT_STRATEGIES)}")
+    if timeout_policy not in BOT_STRATEGIES:
+        raise _invalid(f"timeout_policy must be one of {', '.join(BOT_STRATEGIES)}")
+    try:
+        parsed = Options.from_dict(options)
+    except InvalidOptionsError as error:
+        raise _invalid(str(error)) from None
+    _check_unique_names([spec.name or (spec.bot and f"{spec.bot}-bot") for spec in seats])
+    with write_transaction():
+        game = GameRow(
+            id=_new_id(),
+            status="waiting",
+            version=1,
+            options=parsed.to_dict(),
+            invite_code=secrets.token_urlsafe(9),
+            host_token_version=1,
+            turn_time_limit=turn_time_limit,
+            timeout_policy=timeout_policy,
+            forfeit_after=forfeit_after,
+            vacation_days=vacation_days,
+            next_seq=1,
+        )
+        for index, spec in enumerate(seats):
+            name = spec.name or (f"{spec.bot}-bot-{index}" if spec.bot else None)
+            game.seats.append(SeatRow(
+                index=index, name=name, email=spec.email, webhook_url=spec.webhook_url,
+                bot=spec.bot, token_version=1, claimed=bool(spec.bot),
+                webhook_secret=_webhook_secret_for(game, spec.webhook_url),
+            ))
+        db.session.add(game)
+        db.session.flush()
+        if all(seat.name for seat in game.seats):
+            deal(game)
+        invites = []
+        for seat in game.seats:
+            if seat.name is None or seat.bot:
+                continue
+            invite = tokens.issue("invite", game.id, seat.index, seat.token_version)
+            invites.append({"seat": seat.index, "name": seat.name, "invite": invite,
+                            "webhook_secret": seat.webhook_secret})
+            notify.enqueue(game, "invited", [seat], None,
+                           {"invite": f"{game.id}:{invite}",
+                            "join": f"dos-client join {game.id}:{invite}"},
+                           key=f"created-{seat.index}")  # seats may share a webhook URL
+        body = game_body(game, Viewer(host=True))
+        body["host_token"] = tokens.issue("host", game.id, None, game.host_token_version)
+        body["invite_code"] = game.invite_code
+        body["invites"] = invites
+    return body
+
+
+def join_game(game_id: str, invite: str | None, code: str | None, name: str | None) -> dict[str, Any]:
+    """Claim a seat with its invite token, or an open seat with the game's invite code."""
+    with write_transaction():
+        game = get_game(game_id, for_update=True)
+        if game.status in ("finished", "cancelled"):
+            raise Problem(409, "game-closed", "Game closed", f"game {game.id} is {game.status}")
+        if invite:
+            claims = tokens.read("invite", invite)
+            check_game(game, claims.game_id)
+            assert claims.seat is not None
+            seat = seat_of(game, claims.seat)
+            if seat.token_version != claims.version:
+                raise tokens.unauthorized("this invite was revoked; ask the host for a new one")
+        elif code:
+            if not secrets.compare_digest(code, game.invite_code):
+                raise Problem(403, "bad-invite-code", "Wrong invite code",
+                              "that invite code is not this game's; check it with the host")
+            if not name:
+                raise _invalid("give a name to take an open seat with the invite code")
+            open_seats = [s for s in game.seats if s.name is None]
+            if not open_seats:
+                raise Problem(409, "no-open-seat", "No open seat",
+                              "every seat of this game is taken")
+            _check_unique_names([s.name for s in game.seats if s.name] + [name])
+            seat = open_seats[0]
+            seat.name = name
+        else:
+            raise _invalid("send either an invite token, or the invite code and a name")
+        seat.claimed = True
+        game.version += 1
+        if game.status == "waiting" and all(s.name for s in game.seats):
+            deal(game)
+        token = tokens.issue("player", game.id, seat.index, seat.token_version)
+        body = {"seat": seat.index, "name": seat.name, "player_token": token,
+                "game": game_body(game, Viewer(seat=seat.index))}
+    return body
+
+
+def start_now(game_id: str, bearer: str | None) -> dict[str, Any]:
+    """The host starts the game with the seats filled so far; open seats are removed."""
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        require_host(viewer)
+        _require_waiting(game, f"game {game.id} is {game.status}, not waiting for players")
+        filled = [s for s in game.seats if s.name is not None]
+        if len(filled) < 2 or all(s.bot for s in filled):
+            raise Problem(409, "not-enough-players", "Not enough players",
+                          "a game needs at least two filled seats, one of them a person")
+        for seat in [s for s in game.seats if s.name is None]:
+            game.seats.remove(seat)
+        _renumber(game)
+        deal(game)
+        return game_body(game, viewer)
+
+
+def cancel(game_id: str, bearer: str | None) -> dict[str, Any]:
+    """Host: cancel a game that has not started."""
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        require_host(viewer)
+        _require_waiting(game, f"only a game that has not started can be cancelled; this one "
+                               f"is {game.status}")
+        game.status = "cancelled"
+        game.version += 1
+        return game_body(game, viewer)
+
+
+def remove_seat(game_id: str, bearer: str | None, index: int) -> dict[str, Any]:
+    """Host: remove a seat before the game starts (at least two must remain)."""
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        require_host(viewer)
+        _require_waiting(game, "seats can only be removed before the game starts")
+        seat = seat_of(game, index)
+        if len(game.seats) <= 2:
+            raise Problem(409, "too-few-seats", "Too few seats", "a game keeps at least two seats")
+        game.seats.remove(seat)
+        _renumber(game)
+        if all(s.name for s in game.seats):
+            deal(game)
+        body = game_body(game, viewer)
+        body["invites"] = [
+            {"seat": s.index, "name": s.name,
+             "invite": tokens.issue("invite", game.id, s.index, s.token_version)}
+            for s in game.seats if s.name is not None and not s.bot
+        ]
+        return body
+
+
+def _require_waiting(game: GameRow, detail: str) -> None:
+    if game.status != "waiting":
+        raise Problem(409, "already-started", "Already started", detail)
+
+
+def _renumber(game: GameRow) -> None:
+    """Close the gaps left by removed seats; a moved seat's tokens lapse."""
+    db.session.flush()  # delete first: renumbering onto a removed index breaks the unique key
+    for new_index, seat in enumerate(game.seats):
+        if seat.index != new_index:
+            seat.index = new_index
+            seat.token_version += 1  # its tokens named the old number (maybe another seat's)
+    game.version += 1
+    db.session.flush()
+
+
+# -- a seat's tokens and settings -----------------------------------------------------------
+
+
+def rotate_token(game_id: str, bearer: str | None, index: int) -> dict[str, Any]:
+    """Revoke a seat's tokens and issue a new one (the host for any seat, a player for theirs)."""
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        require_seat_or_host(viewer, index, "rotate its token")
+        seat = seat_of(game, index)
+        seat.token_version += 1
+        return {
+            "seat": seat.index,
+            "player_token": tokens.issue("player", game.id, seat.index, seat.token_version),
+            "invite": tokens.issue("invite", game.id, seat.index, seat.token_version),
+        }
+
+
+def set_notifications(game_id: str, bearer: str | None, index: int, email: str | None,
+                      webhook_url: str | None, events: dict[str, list[str]] | None,
+                      fields: set[str], digest: bool | None = None) -> dict[str, Any]:
+    """Change a seat's channels and the events each receives (host or the seat itself)."""
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        require_seat_or_host(viewer, index, "change its notifications")
+        seat = seat_of(game, index)
+        secret_shown = None
+        if "email" in fields:
+            seat.email = email
+            seat.email_unsubscribed = False
+        if "webhook_url" in fields:
+            seat.webhook_url = webhook_url
+            seat.webhook_disabled = False
+            seat.webhook_secret = None
+            seat.webhook_secret = _webhook_secret_for(game, webhook_url)
+            secret_shown = seat.webhook_secret
+        if "events" in fields:
+            seat.notify_events = events
+        if digest is not None:
+            seat.digest = digest
+        return {
+            "seat": seat.index,
+            "email": seat.email,
+            "webhook_url": seat.webhook_url,
+            "events": seat.notify_events or {c: list(notify.EVENTS) for c in notify.CHANNELS},
+            "digest": seat.digest,
+            "webhook_secret": secret_shown,  # shown once, when the URL is set
+        }
+
+
+def _webhook_secret_for(game: GameRow, url: str | None) -> str | None:
+    """Seats of one game that share a webhook URL share its secret (one delivery per event)."""
+    if not url:
+        return None
+    for seat in game.seats:
+        if seat.webhook_url == url and seat.webhook_secret:
+            return seat.webhook_secret
+    return notify.new_webhook_secret()
+
+
+def start_vacation(game_id: str, bearer: str | None, days: int) -> dict[str, Any]:
+    """Pause the seat's clock for ``days`` days, out of the game's allowance per year."""
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        index = require_player(viewer, "take a vacation")
+        if game.status not in ("waiting", "active"):
+            raise Problem(409, "game-not-active", "Game not in play",
+                          f"game {game.id} is {game.status}")
+        seat = seat_of(game, index)
+        now = utcnow()
+        used = seat.vacation_used if seat.vacation_year == now.year else 0
+        left = game.vacation_days - used
+        if days > left:
+            raise Problem(409, "no-vacation-left", "Not enough vacation days",
+                          f"you have {left} vacation day(s) left this year in this game "
+                          f"(the game allows {game.vacation_days})")
+        seat.vacation_year = now.year
+        seat.vacation_used = used + days
+        pause = timedelta(days=days)
+        base = now if seat.vacation_until is None else max(now, as_utc(seat.vacation_until))
+        seat.vacation_until = base + pause
+        state = Game.from_dict(game.state) if game.state is not None else None
+        if (state is not None and not state.is_over and state.current == seat.index
+                and game.turn_deadline is not None and game.turn_started_at is not None):
+            game.turn_deadline = as_utc(game.turn_deadline) + pause
+            game.turn_started_at = as_utc(game.turn_started_at) + pause
+        game.version += 1
+        return {"seat": seat.index, "vacation_until": seat.vacation_until.isoformat(),
+                "days_left": game.vacation_days - seat.vacation_used,
+                "turn_deadline": game.turn_deadline.isoformat() if game.turn_deadline
+                else None}
+
+
+def unsubscribe(token: str) -> dict[str, Any]:
+    """The List-Unsubscribe link: stop this seat's emails for this game, no login needed."""
+    claims = tokens.read("unsubscribe", token)
+    with write_transaction():
+        game = get_game(claims.game_id, for_update=True)
+        assert claims.seat is not None
+        seat = seat_of(game, claims.seat)
+        seat.email_unsubscribed = True
+        return {"game_id": game.id, "seat": seat.index, "unsubscribed": True}
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _new_id() -> str:
+    alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+    return "".join(secrets.choice(alphabet) for _ in range(10))
+
+
+def _check_unique_names(names: Sequence[str | None]) -> None:
+    given = [n.strip().lower() for n in names if n]
+    if len(set(given)) != len(given):
+        raise _invalid("every seat needs a different name")
+
+
+def _invalid(detail: str) -> Problem:
+    return Problem(422, "invalid-input", "Invalid input", detail)
+
+
+__all__ = [
+    "BOT_STRATEGIES",
+    "SeatSpec",
+    "cancel",
+    "create_game",
+    "join_game",
+    "remove_seat",
+    "rotate_token",
+    "set_notifications",
+    "start_now",
+    "start_vacation",
+    "unsubscribe",
+]

@@ -1,0 +1,310 @@
+"""Playing: turns, bots, timeouts and the one tail every engine move goes through.
+
+Every change of the engine state ends in :func:`after_move`: bots (and resigned seats) play
+up to the next person's turn, the state is stored (a new turn restarts the clock), and the
+outbox gets what the change caused, all in the caller's transaction.
+
+Transactions: :func:`submit_actions` and :func:`resign` own theirs. :func:`apply_turn`,
+:func:`resign_seat`, :func:`apply_timeout` and :func:`deal` work on a game the caller has
+locked (with :func:`access.locked` or :func:`access.get_game`) inside the caller's
+transaction: a Problem they raise rolls the whole transaction back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from dos_engine import (
+    DosError,
+    Event,
+    Game,
+    IllegalActionError,
+    Options,
+    make_strategy,
+    start_game,
+)
+from dos_engine.errors import AmbiguousActionError, NotYourTurnError
+from dos_server.database import write_transaction
+from dos_server.extensions import db
+from dos_server.models import EventRow, GameRow, IdempotencyRow, as_utc, utcnow
+from dos_server.problems import Problem
+from dos_server.services import notify
+from dos_server.services.access import (
+    Viewer,
+    engine_state,
+    locked,
+    require_player,
+    seat_of,
+)
+from dos_server.services.read import event_out, game_body
+
+MAX_BOT_ACTIONS_PER_REQUEST = 20_000
+
+
+@dataclass(frozen=True)
+class TurnMark:
+    """Where a game stood before a change; a new turn began if ``turn_no`` moved on."""
+
+    turn_no: int
+    over: bool
+
+    @classmethod
+    def of(cls, state: Game) -> TurnMark:
+        return cls(state.turn_no, state.is_over)
+
+
+BEFORE_DEAL = TurnMark(turn_no=0, over=False)
+
+
+# -- the tail after every move --------------------------------------------------------------
+
+
+def after_move(game: GameRow, state: Game, before: TurnMark, rows: list[EventRow],
+               now: datetime | None = None) -> list[EventRow]:
+    """Bots play, the state is stored, the outbox written; returns ``rows`` plus the bots'.
+
+    ``rows``: the history rows the move itself appended. ``now``: the worker's clock when it
+    applies a timeout (default: the wall clock).
+    """
+    rows = rows + run_bots(game, state)
+    save_state(game, state, before, now)
+    notify.after_change(game, state, new_turn=state.turn_no != before.turn_no,
+                        just_over=state.is_over and not before.over,
+                        kinds=[(row.kind, row.seat) for row in rows])
+    return rows
+
+
+def run_bots(game: GameRow, state: Game) -> list[EventRow]:
+    """Bots (and resigned seats, played by ``random``) move right after the turn before them."""
+    seats = {seat.index: seat for seat in game.seats}
+    rows: list[EventRow] = []
+    for _ in range(MAX_BOT_ACTIONS_PER_REQUEST):
+        if state.is_over:
+            return rows
+        seat = seats[state.current]
+        if not (seat.bot or seat.resigned):
+            return rows
+        strategy = make_strategy(seat.bot or "random", f"{state.seed}:{state.actions_played}")
+        legal = state.legal_actions(seat.index)
+        action = strategy(state.view(seat.index), legal)
+        events = state.play(action, seat.index)
+        rows.append(append_action(game, seat.index, action.text()))
+        rows += append_events(game, events)
+    raise RuntimeError("bots did not finish within the per-request limit")
+
+
+def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | None = None) -> None:
+    """Store the state; a new turn restarts the turn clock (deadline and 80% reminder)."""
+    game.state = state.to_dict()
+    if state.is_over:
+        game.status = "finished"
+        game.turn_deadline = None
+        game.turn_started_at = None
+    elif state.turn_no != before.turn_no:
+        start = now or utcnow()
+        seat = seat_of(game, state.current)
+        if seat.vacation_until is not None:  # the clock waits for the player's return
+            start = max(start, as_utc(seat.vacation_until))
+        game.turn_started_at = start
+        game.reminded = False
+        game.turn_deadline = (start + timedelta(seconds=game.turn_time_limit)
+                              if game.turn_time_limit else None)
+
+
+# -- history rows ---------------------------------------------------------------------------
+
+
+def append_event(game: GameRow, seat: int | None, kind: str, data: dict[str, Any],
+                 secret: dict[str, Any] | None = None) -> EventRow:
+    """Append one history row at the game's next sequence number and current version."""
+    row = EventRow(game_id=game.id, seq=game.next_seq, version=game.version, seat=seat,
+                   kind=kind, data=data, secret=secret, created_at=utcnow())
+    db.session.add(row)
+    game.next_seq += 1
+    return row
+
+
+def append_action(game: GameRow, seat: int, text: str) -> EventRow:
+    return append_event(game, seat, "action", {"action": text})
+
+
+def append_events(game: GameRow, events: Sequence[Event]) -> list[EventRow]:
+    rows = []
+    for event in events:
+        stored = event.to_dict()
+        rows.append(append_event(game, event.seat, stored["kind"], stored["data"],
+                                 stored.get("secret")))
+    return rows
+
+
+# -- the moves ------------------------------------------------------------------------------
+
+
+def deal(game: GameRow) -> None:
+    """Dealer draw and deal (2.2-2.3) with a fresh secret seed, then bots play if first."""
+    seed = secrets.token_hex(32)
+    names = [seat.name or "" for seat in game.seats]
+    state, events = start_game(names, seed, Options.from_dict(game.options))
+    game.seed = seed
+    game.status = "active"
+    after_move(game, state, BEFORE_DEAL, append_events(game, events))
+
+
+def submit_actions(
+    game_id: str,
+    bearer: str | None,
+    expected_version: int,
+    actions: Sequence[str] | None,
+    idempotency_key: str | None,
+    number: int | None = None,
+) -> dict[str, Any]:
+    """Apply one action or a whole turn atomically for the token's seat (own transaction).
+
+    ``number`` picks from the numbered legal actions of ``expected_version``. The game is
+    read once, under the lock, and authenticated there.
+    """
+    request_hash = hashlib.sha256(json.dumps(
+        {"version": expected_version, "actions": list(actions or []), "number": number}
+    ).encode()).hexdigest()
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        seat = require_player(viewer, "play")
+        if idempotency_key:
+            stored = db.session.get(IdempotencyRow, (game.id, seat, idempotency_key))
+            if stored is not None:
+                if stored.request_hash != request_hash:
+                    raise Problem(422, "idempotency-key-reused", "Idempotency-Key reused",
+                                  "this Idempotency-Key was used for a different request; "
+                                  "use a new key for a new request")
+                return dict(stored.body)
+        body = apply_turn(game, seat, expected_version, actions, number)
+        if idempotency_key:
+            db.session.add(IdempotencyRow(game_id=game.id, seat=seat, key=idempotency_key,
+                                          request_hash=request_hash, status=200, body=body))
+    return body
+
+
+def apply_turn(
+    game: GameRow,
+    seat: int,
+    expected_version: int,
+    actions: Sequence[str] | None,
+    number: int | None = None,
+) -> dict[str, Any]:
+    """Apply one action or a whole turn for ``seat`` of the locked ``game``; returns the body.
+
+    The core of :func:`submit_actions`, shared with play by email (the caller has locked the
+    game and authenticated the seat, and owns the transaction: a Problem rolls it back).
+    """
+    viewer = Viewer(seat=seat)
+    if game.status != "active":
+        raise Problem(409, "game-not-active", "Game not in play",
+                      f"game {game.id} is {game.status}")
+    if expected_version != game.version:
+        raise Problem(409, "stale-version", "The game has moved on",
+                      f"you sent version {expected_version} but the game is at version "
+                      f"{game.version}: someone moved first. Reload the game and choose again.",
+                      current_version=game.version)
+    state = engine_state(game)
+    if number is not None:
+        listed = state.legal_actions(seat)
+        if number > len(listed):
+            raise Problem(422, "no-such-action", "No such action",
+                          f"there are {len(listed)} legal actions; choose a number from 1 "
+                          f"to {len(listed)}" if listed else
+                          "you have no legal action now: it is not your turn")
+        actions = [listed[number - 1].text()]
+    game.version += 1  # one version per committed request
+    text = "; ".join(actions or [])
+    before = TurnMark.of(state)
+    try:
+        parsed, events = state.play_text(text, seat)
+    except AmbiguousActionError as error:
+        raise Problem(422, "ambiguous-action", "Ambiguous action", str(error),
+                      candidates=[a.text() for a in error.candidates]) from None
+    except NotYourTurnError as error:
+        raise Problem(409, "not-your-turn", "Not your turn", error.detail,
+                      rule=error.rule) from None
+    except IllegalActionError as error:
+        raise Problem(422, "illegal-action", "Illegal action", error.detail,
+                      rule=error.rule) from None
+    except DosError as error:
+        raise Problem(400, "invalid-action", "Not an action", str(error)) from None
+    rows = [append_action(game, seat, action.text()) for action in parsed]
+    rows = after_move(game, state, before, rows + append_events(game, events))
+    db.session.flush()
+    return {
+        "version": game.version,
+        "applied": [a.text() for a in parsed],
+        "events": [event_out(row, viewer) for row in rows],
+        "game": game_body(game, viewer, state),
+    }
+
+
+def resign(game_id: str, bearer: str | None) -> dict[str, Any]:
+    """A player resigns (own transaction): the ``random`` strategy plays their seat to the end."""
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        seat = require_player(viewer, "resign")
+        if game.status not in ("active", "waiting"):
+            raise Problem(409, "game-not-active", "Game not in play",
+                          f"game {game.id} is {game.status}")
+        resign_seat(game, seat)
+        return game_body(game, viewer)
+
+
+def resign_seat(game: GameRow, index: int) -> None:
+    """Resign seat ``index`` of the locked ``game`` (the caller owns the transaction)."""
+    seat = seat_of(game, index)
+    if seat.resigned:
+        raise Problem(409, "already-resigned", "Already resigned", "you have already resigned")
+    seat.resigned = True
+    game.version += 1
+    rows = [append_event(game, seat.index, "resigned", {})]
+    if game.state is not None:
+        state = Game.from_dict(game.state)
+        after_move(game, state, TurnMark.of(state), rows)
+
+
+def apply_timeout(game: GameRow, now: datetime) -> None:
+    """The current turn's time is up: the game's timeout policy plays it (locked ``game``).
+
+    The seat may be forfeited (resigned) after ``forfeit_after`` timeouts.
+    """
+    state = engine_state(game)
+    before = TurnMark.of(state)
+    seat = seat_of(game, state.current)
+    seat.timeouts += 1
+    game.version += 1
+    rows = [append_event(game, seat.index, "timed_out",
+                         {"policy": game.timeout_policy, "timeouts": seat.timeouts})]
+    strategy = make_strategy(game.timeout_policy, f"{state.seed}:{state.actions_played}:timeout")
+    while not state.is_over and state.turn_no == before.turn_no:
+        action = strategy(state.view(seat.index), state.legal_actions(seat.index))
+        rows.append(append_action(game, seat.index, action.text()))
+        rows += append_events(game, state.play(action, seat.index))
+    if game.forfeit_after and seat.timeouts >= game.forfeit_after and not seat.resigned:
+        seat.resigned = True
+        rows.append(append_event(game, seat.index, "forfeited", {"timeouts": seat.timeouts}))
+    after_move(game, state, before, rows, now)
+    notify.enqueue(game, "timed_out", [seat], state, {"policy": game.timeout_policy})
+
+
+__all__ = [
+    "BEFORE_DEAL",
+    "TurnMark",
+    "after_move",
+    "append_event",
+    "apply_timeout",
+    "apply_turn",
+    "deal",
+    "resign",
+    "resign_seat",
+    "submit_actions",
+]

@@ -1,0 +1,120 @@
+"""Response bodies: what each kind of viewer may see of a game (cosmicpython's ``views``).
+
+Nothing here writes or commits; each function reads in the caller's session. No body ever
+holds another seat's hand or the draw pile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
+from dos_server.extensions import db
+from dos_server.models import EventRow, GameRow, as_utc, utcnow
+from dos_server.problems import Problem
+from dos_server.services.access import Viewer, engine_state, require_player
+
+
+def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[str, Any]:
+    """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
+    body: dict[str, Any] = {
+        "id": game.id,
+        "status": game.status,
+        "version": game.version,
+        "you": viewer.seat,
+        "host": viewer.host,
+        "turn_time_limit": game.turn_time_limit,
+        "turn_deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
+        "options": game.options,
+        "seats": [
+            {
+                "seat": seat.index,
+                "name": seat.name,
+                "bot": seat.bot,
+                "claimed": seat.claimed,
+                "resigned": seat.resigned,
+                "open": seat.name is None,
+                "vacation_until": seat.vacation_until.isoformat()
+                if seat.vacation_until and as_utc(seat.vacation_until) > utcnow() else None,
+            }
+            for seat in game.seats
+        ],
+        "view": None,
+        "fairness": None,
+    }
+    if game.state is not None:
+        state = state or Game.from_dict(game.state)
+        body["view"] = state.view(viewer.seat).to_dict()
+        body["fairness"] = fairness(state)
+    return body
+
+
+def fairness(state: Game) -> dict[str, Any]:
+    """Commitments to every dealt round's seed; the game seed once the game is over."""
+    return {
+        "algorithm": "sha256(round_seed); round_seed = dos_engine.rng.round_seed(seed, round)",
+        "commitments": [
+            seed_commitment(round_seed(state.seed, number))
+            for number in range(1, state.round_no + 1)
+        ],
+        "seed": state.seed if state.is_over else None,
+    }
+
+
+def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
+    seat = require_player(viewer, "list that seat's legal actions")
+    state = engine_state(game)
+    actions = state.legal_actions(seat)
+    return {
+        "version": game.version,
+        "seat": seat,
+        "your_turn": state.current == seat and not state.is_over,
+        "actions": [
+            {"number": number, "action": action.text(),
+             "description": state.describe(action, seat)}
+            for number, action in enumerate(actions, start=1)
+        ],
+    }
+
+
+def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[str, Any]:
+    rows = db.session.execute(
+        select(EventRow)
+        .where(EventRow.game_id == game.id, EventRow.seq > after)
+        .order_by(EventRow.seq)
+        .limit(limit)
+    ).scalars().all()
+    events = [event_out(row, viewer) for row in rows]
+    return {
+        "events": events,
+        "next_after": rows[-1].seq if rows else after,
+        "more": len(rows) == limit,
+    }
+
+
+def event_out(row: EventRow, viewer: Viewer) -> dict[str, Any]:
+    shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data, "secret": row.secret},
+                   viewer.seat)
+    shown.update({"seq": row.seq, "version": row.version, "at": row.created_at.isoformat()})
+    return shown
+
+
+def record_body(game: GameRow) -> dict[str, Any]:
+    if game.status != "finished" or game.state is None:
+        raise Problem(409, "game-not-finished", "Game not finished",
+                      "a game's record (with its seed) is available once the game is over")
+    state = Game.from_dict(game.state)
+    actions = db.session.execute(
+        select(EventRow.seat, EventRow.data)
+        .where(EventRow.game_id == game.id, EventRow.kind == "action")
+        .order_by(EventRow.seq)
+    ).all()
+    record = GameRecord(state.players, state.seed, state.options,
+                        tuple((seat, data["action"]) for seat, data in actions))
+    return record.to_dict()
+
+
+__all__ = ["event_out", "fairness", "game_body", "history_body", "legal_actions_body",
+           "record_body"]
