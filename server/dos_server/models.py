@@ -3,6 +3,7 @@ append-only event table holds the history, so loading a game never reads its his
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,15 @@ JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+SEAT_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz"  # letters only: never mistaken for an index
+
+
+def new_seat_id() -> str:
+    """A seat's public identity: 12 random lowercase letters (54 bits), short enough for a
+    reply address. It grants nothing by itself: tokens that name it are signed."""
+    return "".join(secrets.choice(SEAT_ID_ALPHABET) for _ in range(12))
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -72,11 +82,17 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
 
 class SeatRow(db.Model):  # type: ignore[name-defined,misc]
     __tablename__ = "seats"
-    __table_args__ = (UniqueConstraint("game_id", "index", name="uq_seats_game_index"),)
+    __table_args__ = (UniqueConstraint("game_id", "index", name="uq_seats_game_index"),
+                      UniqueConstraint("public_id", name="uq_seats_public_id"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
-    index: Mapped[int] = mapped_column(Integer)
+    index: Mapped[int] = mapped_column(Integer)  # the position at the table: moves before the start
+    # What every token names: random, never reused, never changed (see tokens.py).
+    public_id: Mapped[str] = mapped_column(String(16), default=new_seat_id)
+    # The seat's index when the seat identities were introduced (migration 0005): tokens
+    # issued before then name this number. None for seats created since.
+    legacy_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
     name: Mapped[str | None] = mapped_column(String(40), nullable=True)  # None: open seat
     email: Mapped[str | None] = mapped_column(String(254), nullable=True)
     webhook_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)

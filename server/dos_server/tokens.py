@@ -1,7 +1,12 @@
 """Signed tokens (itsdangerous), one salt per purpose, a key list for rotation.
 
-A token carries the game, the seat and the seat's ``token_version``; bumping that version
-revokes every older token of the seat. Tokens are never logged.
+A token carries the game, the seat's ``public_id`` (its identity, which never moves and is
+never reused; never its position at the table) and the seat's ``token_version``; bumping
+that version revokes every older token of the seat. Tokens are never logged.
+
+Tokens issued before seats had identities name the seat's index instead; they are read as
+``legacy_index`` and open only the seat that had that index when identities were introduced
+(``SeatRow.legacy_index``).
 """
 
 from __future__ import annotations
@@ -30,8 +35,13 @@ SALTS = {
 @dataclass(frozen=True)
 class TokenClaims:
     game_id: str
-    seat: int | None  # None for host tokens
+    seat_id: str | None  # the seat's public_id; None for host tokens (and legacy tokens)
     version: int
+    legacy_index: int | None = None  # what a token from before seat identities names
+
+    @property
+    def names_a_seat(self) -> bool:
+        return self.seat_id is not None or self.legacy_index is not None
 
 
 def _serializer(purpose: str) -> URLSafeTimedSerializer:
@@ -39,10 +49,11 @@ def _serializer(purpose: str) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(keys, salt=SALTS[purpose])
 
 
-def issue(purpose: str, game_id: str, seat: int | None, version: int) -> str:
+def issue(purpose: str, game_id: str, seat_id: str | None, version: int) -> str:
+    """A token for ``purpose`` naming the seat ``seat_id`` (its public_id; None: the host)."""
     payload: dict[str, Any] = {"g": game_id, "v": version}
-    if seat is not None:
-        payload["s"] = seat
+    if seat_id is not None:
+        payload["p"] = seat_id
     return str(_serializer(purpose).dumps(payload))
 
 
@@ -57,11 +68,14 @@ def read(purpose: str, token: str) -> TokenClaims:
         raise unauthorized(f"this is not a valid {purpose} token for this server") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("g"), str):
         raise unauthorized(f"this is not a valid {purpose} token for this server")
-    seat = payload.get("s")
+    seat_id = payload.get("p")
+    legacy_index = payload.get("s")
     version = payload.get("v")
-    if (seat is not None and not isinstance(seat, int)) or not isinstance(version, int):
+    if ((seat_id is not None and not isinstance(seat_id, str))
+            or (legacy_index is not None and type(legacy_index) is not int)
+            or type(version) is not int):
         raise unauthorized(f"this is not a valid {purpose} token for this server")
-    return TokenClaims(payload["g"], seat, version)
+    return TokenClaims(payload["g"], seat_id, version, legacy_index)
 
 
 def unauthorized(detail: str) -> Problem:
@@ -80,8 +94,11 @@ class _MailSigner(Signer):
     Not ``URLSafeTimedSerializer``: its base64 JSON is long (an address local part may have
     at most 64 characters, RFC 5321) and case-sensitive, and mail systems may fold the case
     of an address. ``game.seat.version.token_version.signature`` is lowercase only (game ids
-    are), so it survives folding, and is about 50 characters. No timestamp: the version
-    already ties a token to one state of the game, and the seat's ``token_version`` revokes.
+    and seat ids are), so it survives folding: with a seat id of 12 letters and a version of
+    up to 6 digits the local part ``play+<token>`` stays within 64 characters. ``seat`` is
+    the seat's public_id (letters), or an index (digits) in addresses from before seat ids.
+    No timestamp: the version already ties a token to one state of the game, and the seat's
+    ``token_version`` revokes.
     """
 
     def _sign_with(self, key: bytes, value: bytes) -> bytes:
@@ -101,7 +118,8 @@ class _MailSigner(Signer):
 @dataclass(frozen=True)
 class MailClaims:
     game_id: str
-    seat: int
+    seat_id: str | None  # None in an address from before seat identities:
+    legacy_index: int | None  # ... which names this index instead
     version: int  # the game version the email showed
     token_version: int  # the seat's token_version when the email was written
 
@@ -111,12 +129,12 @@ def _mail_signer() -> _MailSigner:
     return _MailSigner(keys, salt=SALTS["inbound"], digest_method=hashlib.sha256)
 
 
-def issue_mail(game_id: str, seat: int, version: int, token_version: int) -> str:
-    return _mail_signer().sign(f"{game_id}.{seat}.{version}.{token_version}".lower()).decode()
+def issue_mail(game_id: str, seat_id: str, version: int, token_version: int) -> str:
+    return _mail_signer().sign(f"{game_id}.{seat_id}.{version}.{token_version}".lower()).decode()
 
 
-def reply_address(game_id: str, seat: int, version: int, token_version: int) -> str:
-    token = issue_mail(game_id, seat, version, token_version)
+def reply_address(game_id: str, seat_id: str, version: int, token_version: int) -> str:
+    token = issue_mail(game_id, seat_id, version, token_version)
     return f"{MAIL_LOCAL_PREFIX}{token}@{current_app.config['MAIL_DOMAIN']}"
 
 
@@ -127,6 +145,11 @@ def read_mail(token: str) -> MailClaims | None:
     except (BadSignature, UnicodeError):
         return None
     parts = value.split(".")
-    if len(parts) != 4 or not all(p.isdigit() for p in parts[1:]):
+    if len(parts) != 4 or not all(p.isascii() and p.isdigit() for p in parts[2:]):
         return None
-    return MailClaims(parts[0], int(parts[1]), int(parts[2]), int(parts[3]))
+    seat = parts[1]
+    if seat.isascii() and seat.isdigit():
+        return MailClaims(parts[0], None, int(seat), int(parts[2]), int(parts[3]))
+    if not (seat.isascii() and seat.isalpha()):
+        return None
+    return MailClaims(parts[0], seat, None, int(parts[2]), int(parts[3]))

@@ -21,6 +21,8 @@ from mailtest_helpers import (
 )
 
 from dos_server import tokens
+from dos_server.extensions import db
+from dos_server.models import SeatRow
 from dos_server.services.inbound import command_lines, html_to_text
 
 ANN, BJORN = "ann@example.org", "bjorn@example.org"
@@ -165,8 +167,11 @@ def test_forged_token_and_another_seats_token(world: MailWorld) -> None:
     # The other seat's email, answered from this seat's address: From mismatch.
     other_email = _latest(world, address)
     with world.app.app_context():
-        other_seat = [ANN, BJORN].index(other)
-        other_email.replace_header("Reply-To", tokens.reply_address(game_id, other_seat, version, 1))
+        other_seat = db.session.execute(db.select(SeatRow).where(
+            SeatRow.game_id == game_id, SeatRow.index == [ANN, BJORN].index(other))).scalar_one()
+        other_email.replace_header("Reply-To", tokens.reply_address(
+            game_id, other_seat.public_id, version, 1))
+        db.session.remove()
     world.send(write_reply("gmail", other_email, "1", address), address, reply_to(other_email))
     world.run_worker()
     assert world.inbound()[-1] == ("rejected", "from-mismatch")

@@ -78,18 +78,42 @@ def authenticate(game: GameRow, bearer: str | None, *, allow_host: bool = True) 
                 raise tokens.unauthorized("this host token was replaced; use the newest one")
             return Viewer(host=True)
         break
-    if claims is None or claims.seat is None:
+    if claims is None or not claims.names_a_seat:
         raise tokens.unauthorized(
             "this is not a valid token for this server (it may be for another server, or cut "
             "short when copied)"
         )
     check_game(game, claims.game_id)
-    seat = seat_of(game, claims.seat)
+    seat = seat_named_by(game, claims)
     if seat.token_version != claims.version:
         raise tokens.unauthorized(
             "this token was revoked (the seat's token was rotated); use the newest token"
         )
     return Viewer(seat=seat.index)
+
+
+def seat_named_by(game: GameRow, claims: tokens.TokenClaims) -> SeatRow:
+    """The seat a token names, by its identity (never by its position); 401 if it is gone."""
+    seat = find_seat(game, claims.seat_id, claims.legacy_index)
+    if seat is None:
+        raise tokens.unauthorized("the seat this token was for is no longer in this game; "
+                                  "ask the host for a new invite")
+    return seat
+
+
+def find_seat(game: GameRow, seat_id: str | None, legacy_index: int | None) -> SeatRow | None:
+    """The seat with this public_id, or (tokens from before seat ids) this legacy index."""
+    for seat in game.seats:
+        if seat_id is not None and seat.public_id == seat_id:
+            return seat
+        if seat_id is None and legacy_index is not None and seat.legacy_index == legacy_index:
+            return seat
+    return None
+
+
+def seat_token(purpose: str, game: GameRow, seat: SeatRow) -> str:
+    """A ``purpose`` token for ``seat``: it names the seat's identity and token version."""
+    return tokens.issue(purpose, game.id, seat.public_id, seat.token_version)
 
 
 def check_game(game: GameRow, token_game: str) -> None:
@@ -137,10 +161,13 @@ __all__ = [
     "authenticate",
     "check_game",
     "engine_state",
+    "find_seat",
     "get_game",
     "locked",
     "require_host",
     "require_player",
     "require_seat_or_host",
+    "seat_named_by",
     "seat_of",
+    "seat_token",
 ]

@@ -38,7 +38,7 @@ def send_digests(now: datetime) -> int:
             "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
             "link": f"{base}/api/games/{game.id}",
             "line": f"dos-client move {game.id} 1",
-            "unsubscribe": unsubscribe_url(game.id, seat.index),
+            "unsubscribe": unsubscribe_url(game.id, seat.public_id),
         })
     db.session.rollback()
     queued = 0

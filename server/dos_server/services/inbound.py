@@ -422,7 +422,7 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
         game: GameRow | None = access.get_game(claims.game_id, for_update=True)
     except Problem:
         game = None
-    seat = _seat_of(game, claims.seat)
+    seat = None if game is None else access.find_seat(game, claims.seat_id, claims.legacy_index)
     if game is None or seat is None or seat.token_version != claims.token_version:
         raise Refusal("revoked-token", [
             "This reply address is no longer valid (the game is gone, or the seat's tokens "

@@ -17,7 +17,7 @@ from dos_engine import Game, InvalidOptionsError, Options
 from dos_server import tokens
 from dos_server.database import write_transaction
 from dos_server.extensions import db
-from dos_server.models import GameRow, SeatRow, as_utc, utcnow
+from dos_server.models import GameRow, SeatRow, as_utc, new_seat_id, utcnow
 from dos_server.problems import Problem
 from dos_server.services import notify
 from dos_server.services.access import (
@@ -28,7 +28,9 @@ from dos_server.services.access import (
     require_host,
     require_player,
     require_seat_or_host,
+    seat_named_by,
     seat_of,
+    seat_token,
 )
 from dos_server.services.play import deal
 from dos_server.services.read import game_body
@@ -86,8 +88,8 @@ def create_game(
         for index, spec in enumerate(seats):
             name = spec.name or (f"{spec.bot}-bot-{index}" if spec.bot else None)
             game.seats.append(SeatRow(
-                index=index, name=name, email=spec.email, webhook_url=spec.webhook_url,
-                bot=spec.bot, token_version=1, claimed=bool(spec.bot),
+                index=index, public_id=new_seat_id(), name=name, email=spec.email,
+                webhook_url=spec.webhook_url, bot=spec.bot, token_version=1, claimed=bool(spec.bot),
                 webhook_secret=_webhook_secret_for(game, spec.webhook_url),
             ))
         db.session.add(game)
@@ -98,7 +100,7 @@ def create_game(
         for seat in game.seats:
             if seat.name is None or seat.bot:
                 continue
-            invite = tokens.issue("invite", game.id, seat.index, seat.token_version)
+            invite = seat_token("invite", game, seat)
             invites.append({"seat": seat.index, "name": seat.name, "invite": invite,
                             "webhook_secret": seat.webhook_secret})
             notify.enqueue(game, "invited", [seat], None,
@@ -121,8 +123,7 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
         if invite:
             claims = tokens.read("invite", invite)
             check_game(game, claims.game_id)
-            assert claims.seat is not None
-            seat = seat_of(game, claims.seat)
+            seat = seat_named_by(game, claims)
             if seat.token_version != claims.version:
                 raise tokens.unauthorized("this invite was revoked; ask the host for a new one")
         elif code:
@@ -144,7 +145,7 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
         game.version += 1
         if game.status == "waiting" and all(s.name for s in game.seats):
             deal(game)
-        token = tokens.issue("player", game.id, seat.index, seat.token_version)
+        token = seat_token("player", game, seat)
         body = {"seat": seat.index, "name": seat.name, "player_token": token,
                 "game": game_body(game, Viewer(seat=seat.index))}
     return body
@@ -195,7 +196,7 @@ def remove_seat(game_id: str, bearer: str | None, index: int) -> dict[str, Any]:
         body = game_body(game, viewer)
         body["invites"] = [
             {"seat": s.index, "name": s.name,
-             "invite": tokens.issue("invite", game.id, s.index, s.token_version)}
+             "invite": seat_token("invite", game, s)}
             for s in game.seats if s.name is not None and not s.bot
         ]
         return body
@@ -207,12 +208,10 @@ def _require_waiting(game: GameRow, detail: str) -> None:
 
 
 def _renumber(game: GameRow) -> None:
-    """Close the gaps left by removed seats; a moved seat's tokens lapse."""
+    """Close the gaps left by removed seats. Tokens name seats by identity, so none lapses."""
     db.session.flush()  # delete first: renumbering onto a removed index breaks the unique key
     for new_index, seat in enumerate(game.seats):
-        if seat.index != new_index:
-            seat.index = new_index
-            seat.token_version += 1  # its tokens named the old number (maybe another seat's)
+        seat.index = new_index
     game.version += 1
     db.session.flush()
 
@@ -229,8 +228,8 @@ def rotate_token(game_id: str, bearer: str | None, index: int) -> dict[str, Any]
         seat.token_version += 1
         return {
             "seat": seat.index,
-            "player_token": tokens.issue("player", game.id, seat.index, seat.token_version),
-            "invite": tokens.issue("invite", game.id, seat.index, seat.token_version),
+            "player_token": seat_token("player", game, seat),
+            "invite": seat_token("invite", game, seat),
         }
 
 
@@ -314,8 +313,7 @@ def unsubscribe(token: str) -> dict[str, Any]:
     claims = tokens.read("unsubscribe", token)
     with write_transaction():
         game = get_game(claims.game_id, for_update=True)
-        assert claims.seat is not None
-        seat = seat_of(game, claims.seat)
+        seat = seat_named_by(game, claims)
         seat.email_unsubscribed = True
         return {"game_id": game.id, "seat": seat.index, "unsubscribed": True}
 

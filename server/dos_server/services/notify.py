@@ -127,12 +127,12 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
         "links": links(game),
         "data": data,
-        "unsubscribe": unsubscribe_url(game.id, seat.index),
+        "unsubscribe": unsubscribe_url(game.id, seat.public_id),
         "view": None,
         "moves": [],
         # Play by email (issue #6): replying to this email plays this seat at this version.
         "reply_to": None if event == "invited" else tokens.reply_address(
-            game.id, seat.index, game.version, seat.token_version),
+            game.id, seat.public_id, game.version, seat.token_version),
     }
     if state is not None:
         view = state.view(seat.index)
@@ -144,9 +144,10 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     return payload
 
 
-def unsubscribe_url(game_id: str, seat: int) -> str:
+def unsubscribe_url(game_id: str, seat_id: str) -> str:
+    """The seat's one-click unsubscribe link (``seat_id``: its public_id); never revoked."""
     base = current_app.config["PUBLIC_URL"].rstrip("/")
-    return f"{base}/api/unsubscribe/{tokens.issue('unsubscribe', game_id, seat, 1)}"
+    return f"{base}/api/unsubscribe/{tokens.issue('unsubscribe', game_id, seat_id, 1)}"
 
 
 def after_change(game: GameRow, state: Game, *, new_turn: bool, just_over: bool,
