@@ -10,7 +10,8 @@ import random
 from collections.abc import Callable, Sequence
 
 from dos_engine.actions import Action, Add, CallDos, Catch, Draw, End, Match, Place
-from dos_engine.game import Bonus, Game, View, declare_match
+from dos_engine.game import Game, View
+from dos_engine.matching import Bonus, declare_match
 from dos_engine.options import Options
 from dos_engine.record import GameRecord
 
