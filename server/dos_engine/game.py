@@ -640,15 +640,14 @@ class Game:
         """Parse a turn leniently and apply it, all or nothing; return the actions and events.
 
         The same as ``play_turn(parse_turn(text))``, without playing the turn twice. The actions
-        include an ``end`` that was typed after the turn ended by itself (not played).
+        include an ``end`` that was typed after the turn ended by itself (not played). When the
+        turn has several actions, an error's message starts ``action N ('what was typed'): ``.
 
         Raises:
             InvalidActionError: the text (or one of its ``;``-separated actions) is not notation.
             AmbiguousActionError: shorthand that fits several legal actions; ``candidates``.
             NotYourTurnError: ``seat`` is not the player to move.
             IllegalActionError: the rules forbid an action (``rule`` names the RULES.md section).
-
-            With several actions, the message starts ``action N ('what was typed'): ``.
         """
         trial, actions, events = self._run_turn(_turn_texts(text), seat)
         self.adopt(trial)
@@ -660,7 +659,7 @@ class Game:
         """The turn loop: play ``steps`` on a copy; return the copy, the actions and the events.
 
         A step given as text is resolved against the copy as it stands after the steps before
-        it (``m1 R5; m1 B3`` means CR card 1 of the position at that point).
+        it: in ``m2; r5`` the ``r5`` is matched to a CR card that is still free after ``m2``.
         """
         seat = self.current if seat is None else seat
         trial = self.copy()
@@ -948,10 +947,14 @@ class Game:
         """Parse a whole turn (``;``-separated), each action resolved after the ones before it.
 
         The game is unchanged: the turn is played on a copy, since each action is resolved in
-        the position the ones before it leave.
+        the position the ones before it leave. Errors are those of :meth:`play_text`.
 
         Raises:
-            The errors of :meth:`play_text`: an action that cannot be played cannot be followed.
+            InvalidActionError: the text (or one of its actions) is not notation.
+            AmbiguousActionError: shorthand that fits several legal actions; ``candidates``.
+            NotYourTurnError: ``seat`` is not the player to move.
+            IllegalActionError: an action the rules forbid, where it stands in the turn (a
+                later action would be resolved in the position it leaves).
         """
         return self._run_turn(_turn_texts(text), seat)[1]
 

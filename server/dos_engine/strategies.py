@@ -78,7 +78,12 @@ def play_game(
     options: Options | None = None,
     max_actions: int = 200_000,
 ) -> tuple[Game, GameRecord]:
-    """Self-play a whole game; seats other than the current one catch missed DOS calls."""
+    """Self-play a whole game; seats other than the current one catch missed DOS calls.
+
+    Raises:
+        RuntimeError: the game did not end within ``max_actions`` actions.
+        IllegalActionError: a strategy chose an action that is not legal.
+    """
     options = options or Options()
     game = Game.new(players, seed, options)
     actions: list[tuple[int, str]] = []
