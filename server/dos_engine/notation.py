@@ -58,6 +58,7 @@ class Position(Protocol):
     def legal_actions(self, seat: int | None = None) -> list[Action]: ...
     def check(self, action: Action, seat: int | None = None) -> object: ...
 
+
 _WORDS: dict[str, Action] = {
     "d": DRAW, "draw a card": DRAW, "pick up": DRAW,
     "e": END, "done": END, "end turn": END, "finish": END, "stop": END,
