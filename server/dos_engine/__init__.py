@@ -32,20 +32,12 @@ from dos_engine.errors import (
     DosError,
     IllegalActionError,
     InvalidActionError,
+    InvalidStateError,
     NotYourTurnError,
 )
 from dos_engine.events import Event, EventKind, redact
-from dos_engine.game import (
-    Bonus,
-    CenterCard,
-    Declaration,
-    Game,
-    InvalidStateError,
-    Phase,
-    View,
-    declare_match,
-    start_game,
-)
+from dos_engine.game import CenterCard, Game, Phase, View, start_game
+from dos_engine.matching import Bonus, Declaration, declare_match
 from dos_engine.options import InvalidOptionsError, Options
 from dos_engine.record import GameRecord, replay, verify_commitments
 from dos_engine.rng import round_seed, seed_commitment

@@ -45,6 +45,7 @@ class Action:
 
     @staticmethod
     def parse(text: str) -> Action:
+        """The same as :func:`parse_action`; raises ``InvalidActionError`` for non-notation."""
         return parse_action(text)
 
 
@@ -143,7 +144,11 @@ NOTATION_HELP = (
 
 
 def parse_action(text: str) -> Action:
-    """Parse one action in canonical notation (case and spacing are free)."""
+    """Parse one action in canonical notation (case and spacing are free), whatever the position.
+
+    Raises:
+        InvalidActionError: the text is not one action in the canonical notation.
+    """
     found = _CANONICAL.match(text.strip())
     if found is None:
         raise InvalidActionError(f"{text.strip()!r} is not an action. {NOTATION_HELP}")
@@ -168,7 +173,11 @@ def split_turn(text: str) -> list[str]:
 
 
 def parse_turn(text: str) -> list[Action]:
-    """Parse several canonical actions separated by ``;`` (or new lines)."""
+    """Parse several canonical actions separated by ``;`` (or new lines).
+
+    Raises:
+        InvalidActionError: no action at all, or a part that is not canonical notation.
+    """
     actions = [parse_action(part) for part in split_turn(text)]
     if not actions:
         raise InvalidActionError(f"no action given. {NOTATION_HELP}")

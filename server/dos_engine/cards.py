@@ -115,7 +115,11 @@ class Card:
 
     @staticmethod
     def from_code(code: str) -> Card:
-        """Parse a canonical card code (``R5``, ``g10``, ``B#``, ``W2``)."""
+        """Parse a canonical card code (``R5``, ``g10``, ``B#``, ``W2``).
+
+        Raises:
+            InvalidActionError: not a card code (the message explains the codes).
+        """
         card = _BY_CODE.get(code.strip().upper())
         if card is None:
             raise InvalidActionError(
@@ -171,7 +175,11 @@ WILD_DOS = ALL_CARDS[40]
 
 
 def parse_card(code: str) -> Card:
-    """Canonical card parser; the pair of :attr:`Card.code`."""
+    """Canonical card parser; the pair of :attr:`Card.code`.
+
+    Raises:
+        InvalidActionError: not a card code (the message explains the codes).
+    """
     return Card.from_code(code)
 
 
@@ -209,7 +217,11 @@ _LENIENT_CARD = re.compile(
 
 
 def parse_card_lenient(text: str) -> Card:
-    """Parse a card the way people write it: ``r5``, ``Red 5``, ``blue#``, ``yellow wild``, ``dos``."""
+    """Parse a card the way people write it: ``r5``, ``Red 5``, ``blue#``, ``yellow wild``, ``dos``.
+
+    Raises:
+        InvalidActionError: not a card, even leniently read.
+    """
     cleaned = " ".join(text.strip().lower().split())
     found = _LENIENT_CARD.match(cleaned)
     if found is None:
@@ -223,6 +235,11 @@ def parse_card_lenient(text: str) -> Card:
 
 
 def parse_colour(text: str) -> Colour:
+    """``R``, ``red``, ``Blue``... as a colour.
+
+    Raises:
+        InvalidActionError: not a colour.
+    """
     letter = _COLOUR_WORDS.get(text.strip().lower())
     if letter is None:
         raise InvalidActionError(f"{text!r} is not a colour: use R, G, B or Y (or red, green...).")

@@ -34,6 +34,10 @@ class NotYourTurnError(IllegalActionError):
     """A seat tried to act while it is another seat's turn."""
 
 
+class InvalidStateError(DosError):
+    """A serialized state that is malformed or breaks an invariant (RULES.md 7)."""
+
+
 class AmbiguousActionError(DosError):
     """Shorthand that fits more than one legal action; ``candidates`` lists them."""
 
@@ -42,3 +46,13 @@ class AmbiguousActionError(DosError):
         self.candidates = tuple(candidates)
         listed = ", ".join(a.text() for a in self.candidates)
         super().__init__(f"{text!r} could mean any of: {listed}. Say which one.")
+
+
+def with_context(error: DosError, number: int, text: str) -> DosError:
+    """``error`` again, of the same class, saying it is about action ``number`` (``text``) of a turn."""
+    prefix = f"action {number} ({text!r}): "
+    if isinstance(error, IllegalActionError):
+        return type(error)(prefix + error.detail, error.rule)
+    if isinstance(error, AmbiguousActionError):
+        return type(error)(prefix + error.text, error.candidates)
+    return type(error)(prefix + str(error))

@@ -34,6 +34,7 @@ from dos_engine.actions import (
     CALL_DOS,
     DRAW,
     END,
+    NOTATION_HELP,
     Action,
     Add,
     CallDos,
@@ -42,17 +43,26 @@ from dos_engine.actions import (
     End,
     Match,
     Place,
+    split_turn,
 )
-from dos_engine.cards import (
-    ALL_CARDS,
-    CARDS_BY_CODE,
-    Card,
-    CardKind,
-    Colour,
-    new_deck,
+from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, Card, new_deck
+from dos_engine.errors import (
+    DosError,
+    IllegalActionError,
+    InvalidActionError,
+    NotYourTurnError,
+    with_context,
 )
-from dos_engine.errors import DosError, IllegalActionError, NotYourTurnError
+
+# InvalidStateError (now in errors.py), Bonus, Declaration and declare_match (now in matching.py)
+# lived here before; the "import X as X" lines keep them importable from here.
+from dos_engine.errors import InvalidStateError as InvalidStateError
 from dos_engine.events import Event, EventKind
+from dos_engine.matching import Bonus as Bonus
+from dos_engine.matching import Declaration as Declaration
+from dos_engine.matching import declaration_note, mismatch_reason
+from dos_engine.matching import declare_match as declare_match
+from dos_engine.notation import resolve_action
 from dos_engine.options import Options
 from dos_engine.rng import derive_key, round_seed, seed_commitment, shuffle
 
@@ -65,16 +75,6 @@ _ADD = {card: Add(card) for card in ALL_CARDS}
 _PLACE = {card: Place(card) for card in ALL_CARDS}
 
 
-class InvalidStateError(DosError):
-    """A serialized state that is malformed or breaks an invariant (RULES.md 7)."""
-
-
-class Bonus(StrEnum):
-    NONE = "none"
-    SINGLE_COLOUR = "single_colour"  # 3.5: place one card at the end of the turn
-    DOUBLE_COLOUR = "double_colour"  # 3.5: others draw one now, place one card at the end
-
-
 class Phase(StrEnum):
     """Where the current player is in their turn (what kind of action comes next)."""
 
@@ -83,97 +83,6 @@ class Phase(StrEnum):
     DRAWN = "drawn"  # has drawn: may match as 3.6 allows, or must add a card
     BONUS = "bonus"  # turn's matching is over: may place bonus cards, then end
     OVER = "over"  # the game is over
-
-
-@dataclass(frozen=True, slots=True)
-class Declaration:
-    """What the wild cards of a match were declared as, and the bonus it earns (1.3-1.6, 3.5)."""
-
-    target_number: int
-    target_colour: Colour
-    numbers: tuple[int, ...]
-    colours: tuple[Colour, ...]
-    bonus: Bonus
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target_number": self.target_number,
-            "target_colour": self.target_colour.letter,
-            "numbers": list(self.numbers),
-            "colours": [colour.letter for colour in self.colours],
-            "bonus": self.bonus.value,
-        }
-
-
-def _number_choices(card: Card, declared: int | None = None) -> Sequence[int]:
-    if card.number is not None:
-        return (card.number,)
-    return (declared,) if declared is not None else range(1, 11)
-
-
-def declare_match(
-    target: Card,
-    cards: Sequence[Card],
-    target_number: int | None = None,
-    numbers: Sequence[int | None] | None = None,
-    target_colour: Colour | None = None,
-    colours: Sequence[Colour | None] | None = None,
-) -> Declaration | None:
-    """The canonical declaration that makes ``cards`` match ``target``, or None if none does.
-
-    Optional arguments pin declarations the player made (they must fit the card: only a Wild #
-    takes a number, only a Wild DOS a colour). Numbers are the smallest that work; colours are
-    chosen to earn a colour bonus when the printed colours allow it (3.5).
-    """
-    pinned = list(numbers) if numbers is not None else [None] * len(cards)
-    found: tuple[int, tuple[int, ...]] | None = None
-    if target_number is None and target.number is not None and numbers is None:
-        # Fast path: nothing declared by the player and a fixed target number.
-        if len(cards) == 1:
-            value = cards[0].number
-            if value is None or value == target.number:
-                found = (target.number, (target.number,))
-            else:
-                return None
-        elif cards[0].number is not None and cards[1].number is not None:
-            if cards[0].number + cards[1].number != target.number:
-                return None
-            found = (target.number, (cards[0].number, cards[1].number))
-    for t in () if found else _number_choices(target, target_number):
-        if len(cards) == 1:
-            if t in _number_choices(cards[0], pinned[0]):
-                found = (t, (t,))
-        else:
-            for a in _number_choices(cards[0], pinned[0]):
-                b = t - a
-                if b in _number_choices(cards[1], pinned[1]):
-                    found = (t, (a, b))
-                    break
-        if found:
-            break
-    if found is None:
-        return None
-    # Wild DOS cards (colour None) take whichever colour the printed colours agree on.
-    pinned_colours = list(colours) if colours is not None else [None] * len(cards)
-    fixed = {c for c in (target.colour, target_colour) if c is not None}
-    for card, declared in zip(cards, pinned_colours, strict=True):
-        fixed.update(c for c in (card.colour, declared) if c is not None)
-    common = next(iter(fixed)) if len(fixed) == 1 else None
-    if len(fixed) <= 1:
-        bonus = Bonus.SINGLE_COLOUR if len(cards) == 1 else Bonus.DOUBLE_COLOUR
-    else:
-        bonus = Bonus.NONE
-    default = common or Colour.RED
-    return Declaration(
-        target_number=found[0],
-        target_colour=target.colour or target_colour or default,
-        numbers=found[1],
-        colours=tuple(
-            card.colour or declared or default
-            for card, declared in zip(cards, pinned_colours, strict=True)
-        ),
-        bonus=bonus,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -656,7 +565,7 @@ class Game:
         target = self.center_row[action.position - 1]
         declaration = declare_match(target, action.cards)
         if declaration is None:
-            raise IllegalActionError(*_mismatch_reason(target, action))
+            raise IllegalActionError(*mismatch_reason(target, action))
         return declaration
 
     # -- playing ------------------------------------------------------------------------------
@@ -665,6 +574,11 @@ class Game:
         """Validate and apply one action; return the events it caused.
 
         A refused action raises and leaves the game unchanged.
+
+        Raises:
+            NotYourTurnError: ``seat`` is not the player to move (and the action is no ``catch``).
+            IllegalActionError: the rules forbid the action now; ``rule`` names the RULES.md
+                section (NotYourTurnError is a subclass).
         """
         if seat is None:
             seat = self.current
@@ -706,30 +620,62 @@ class Game:
         return events
 
     def play_turn(self, actions: Sequence[Action], seat: int | None = None) -> list[Event]:
-        """Apply several actions all or nothing: if one is refused, the game is unchanged.
+        """Apply a list of actions (a turn, or part of one) all or nothing; return the events.
 
-        An ``end`` after the seat's turn has already ended by itself is ignored, so
+        This is how to play actions that are already ``Action`` objects, such as a choice from
+        :meth:`legal_actions`: no text is involved. If one action is refused the game is
+        unchanged. An ``end`` after the seat's turn has already ended by itself is ignored, so
         ``m1 R5; end`` works whether or not the match left anything else to do.
+
+        Raises:
+            NotYourTurnError: ``seat`` is not the player to move.
+            IllegalActionError: the rules forbid an action (``rule`` names the RULES.md section);
+                in a list of several the message starts ``action N ('m1 R5'): ``.
         """
-        seat = self.current if seat is None else seat
-        trial = self.copy()
-        events: list[Event] = []
-        for action in actions:
-            if not (isinstance(action, End) and turn_ended(self, trial, seat)):
-                events.extend(trial.play(action, seat))
+        trial, _, events = self._run_turn(actions, seat)
         self.adopt(trial)
         return events
 
     def play_text(self, text: str, seat: int | None = None) -> tuple[list[Action], list[Event]]:
-        """Parse a turn leniently and apply it, all or nothing, in one pass.
+        """Parse a turn leniently and apply it, all or nothing; return the actions and events.
 
-        The same as ``play_turn(parse_turn(text))``, without playing the turn twice.
+        The same as ``play_turn(parse_turn(text))``, without playing the turn twice. The actions
+        include an ``end`` that was typed after the turn ended by itself (not played). When the
+        turn has several actions, an error's message starts ``action N ('what was typed'): ``.
+
+        Raises:
+            InvalidActionError: the text (or one of its ``;``-separated actions) is not notation.
+            AmbiguousActionError: shorthand that fits several legal actions; ``candidates``.
+            NotYourTurnError: ``seat`` is not the player to move.
+            IllegalActionError: the rules forbid an action (``rule`` names the RULES.md section).
         """
-        from dos_engine.notation import resolve_and_play
-
-        trial, actions, events = resolve_and_play(self, text, seat)
+        trial, actions, events = self._run_turn(_turn_texts(text), seat)
         self.adopt(trial)
         return actions, events
+
+    def _run_turn(
+        self, steps: Sequence[Action | str], seat: int | None
+    ) -> tuple[Game, list[Action], list[Event]]:
+        """The turn loop: play ``steps`` on a copy; return the copy, the actions and the events.
+
+        A step given as text is resolved against the copy as it stands after the steps before
+        it: in ``m2; r5`` the ``r5`` is matched to a CR card that is still free after ``m2``.
+        """
+        seat = self.current if seat is None else seat
+        trial = self.copy()
+        actions: list[Action] = []
+        events: list[Event] = []
+        for number, step in enumerate(steps, start=1):
+            try:
+                action = step if isinstance(step, Action) else resolve_action(trial, step, seat)
+                if not (isinstance(action, End) and turn_ended(self, trial, seat)):
+                    events.extend(trial.play(action, seat))
+            except DosError as error:
+                if len(steps) == 1:
+                    raise
+                raise with_context(error, number, str(step)) from error
+            actions.append(action)
+        return trial, actions, events
 
     def adopt(self, trial: Game) -> None:
         """Become ``trial`` (a copy that played on): how several actions commit at once."""
@@ -959,7 +905,7 @@ class Game:
             kind = "double match" if action.is_double else "match"
             text = f"{kind}: {cards} on Center Row card {action.position} ({target.name()})"
             if declaration is not None:
-                text += _declaration_note(target, action.cards, declaration)
+                text += declaration_note(target, action.cards, declaration)
                 if declaration.bonus is Bonus.SINGLE_COLOUR:
                     text += "; colour match: place a card at the end of the turn"
                 elif declaration.bonus is Bonus.DOUBLE_COLOUR:
@@ -984,19 +930,33 @@ class Game:
             return f"catch {self.players[action.seat]}, who did not call DOS: they draw two cards"
         return action.text()
 
-    # -- lenient parsing (defined in dos_engine.notation) -------------------------------------
+    # -- lenient parsing (shorthand is resolved in dos_engine.notation) ----------------------
 
     def parse_action(self, text: str, seat: int | None = None) -> Action:
-        """Parse what a person typed, resolving shorthand against this position."""
-        from dos_engine.notation import resolve_action
+        """Parse what a person typed, resolving shorthand against this position.
 
-        return resolve_action(self, text, seat)
+        Raises:
+            InvalidActionError: the text is not an action, even leniently read.
+            AmbiguousActionError: shorthand that fits several legal actions; ``candidates``.
+            IllegalActionError: shorthand for a match that no legal match fits, or declarations
+                (``R#=7``) that do not fit; ``rule`` names the RULES.md section.
+        """
+        return resolve_action(self, text, self.current if seat is None else seat)
 
     def parse_turn(self, text: str, seat: int | None = None) -> list[Action]:
-        """Parse a whole turn (``;``-separated), each action resolved after the ones before it."""
-        from dos_engine.notation import resolve_turn
+        """Parse a whole turn (``;``-separated), each action resolved after the ones before it.
 
-        return resolve_turn(self, text, seat)
+        The game is unchanged: the turn is played on a copy, since each action is resolved in
+        the position the ones before it leave. Errors are those of :meth:`play_text`.
+
+        Raises:
+            InvalidActionError: the text (or one of its actions) is not notation.
+            AmbiguousActionError: shorthand that fits several legal actions; ``candidates``.
+            NotYourTurnError: ``seat`` is not the player to move.
+            IllegalActionError: an action the rules forbid, where it stands in the turn (a
+                later action would be resolved in the position it leaves).
+        """
+        return self._run_turn(_turn_texts(text), seat)[1]
 
     # -- views --------------------------------------------------------------------------------
 
@@ -1109,6 +1069,13 @@ def turn_ended(before: Game, after: Game, seat: int) -> bool:
     )
 
 
+def _turn_texts(text: str) -> list[str]:
+    parts = split_turn(text)
+    if not parts:
+        raise InvalidActionError(f"no action given. {NOTATION_HELP}")
+    return parts
+
+
 def _distinct(hand: Sequence[Card]) -> list[Card]:
     return [ALL_CARDS[i] for i in sorted({card.id for card in hand})]
 
@@ -1123,49 +1090,6 @@ def _match(position: int, a: Card, b: Card | None) -> Match:
     if found is None:
         found = _MATCH_CACHE[key] = Match(position, (a,) if b is None else (a, b))
     return found
-
-
-def _declaration_note(target: Card, cards: Sequence[Card], declaration: Declaration) -> str:
-    notes: list[str] = []
-    if target.kind is CardKind.WILD_NUMBER:
-        notes.append(f"the Wild # in the Center Row as {declaration.target_number}")
-    if target.kind is CardKind.WILD_DOS:
-        notes.append(f"the Wild DOS in the Center Row as {declaration.target_colour.name.lower()}")
-    for card, number, colour in zip(cards, declaration.numbers, declaration.colours, strict=True):
-        if card.kind is CardKind.WILD_NUMBER:
-            notes.append(f"your {card.name()} as {number}")
-        elif card.kind is CardKind.WILD_DOS:
-            notes.append(f"your Wild DOS as a {colour.name.lower()} 2")
-    return " (" + ", ".join(notes) + ")" if notes else ""
-
-
-def _mismatch_reason(target: Card, action: Match) -> tuple[str, str]:
-    cards = action.cards
-    where = f"Center Row card {action.position} ({target.code})"
-    if target.kind is CardKind.WILD_NUMBER:
-        fixed = sum(c.number or 1 for c in cards)
-        return (
-            f"{'+'.join(c.code for c in cards)} make at least {fixed}, but the Wild # at {where} "
-            "can only be declared 1 to 10",
-            "1.5",
-        )
-    if len(cards) == 1:
-        card = cards[0]
-        if card.kind is CardKind.WILD_NUMBER:
-            return (f"a Wild # can be declared only 1 to 10, not {target.number}", "1.3")
-        return (f"{card.code} is a {card.number}, but {where} is a {target.number}", "3.1")
-    wild = [c for c in cards if c.kind is CardKind.WILD_NUMBER]
-    if wild:
-        return (
-            f"{'+'.join(c.code for c in cards)} cannot make {target.number}: "
-            "a Wild # can be declared only 1 to 10",
-            "1.3",
-        )
-    total = sum(c.number or 0 for c in cards)
-    return (
-        f"{cards[0].code}+{cards[1].code} make {total}, but {where} is a {target.number}",
-        "3.2",
-    )
 
 
 def start_game(

@@ -11,13 +11,18 @@ Accepted on top of the canonical notation (``dos_engine.actions``):
   ``catch <name>``.
 
 Shorthand that fits several legal actions raises ``AmbiguousActionError`` with the candidates.
+
+This module only turns text into one action, given a position (any object with the few
+attributes of ``Position``, which ``Game`` has); it plays nothing. The turn loop, which resolves
+each action of ``m1 R5; m2; end`` in the position the ones before it leave, is ``Game``'s.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from dos_engine.actions import (
     CALL_DOS,
@@ -27,11 +32,9 @@ from dos_engine.actions import (
     Action,
     Add,
     Catch,
-    End,
     Match,
     Place,
     parse_action,
-    split_turn,
 )
 from dos_engine.cards import Card, CardKind, Colour, parse_card_lenient, parse_colour
 from dos_engine.errors import (
@@ -40,10 +43,21 @@ from dos_engine.errors import (
     IllegalActionError,
     InvalidActionError,
 )
-from dos_engine.events import Event
+from dos_engine.matching import declare_match
 
-if TYPE_CHECKING:
-    from dos_engine.game import Game
+
+class Position(Protocol):
+    """What the lenient parser needs to know of a game (``dos_engine.Game`` is one)."""
+
+    @property
+    def current(self) -> int: ...
+    @property
+    def players(self) -> tuple[str, ...]: ...
+    @property
+    def center_row(self) -> Sequence[Card]: ...
+    def legal_actions(self, seat: int | None = None) -> list[Action]: ...
+    def check(self, action: Action, seat: int | None = None) -> object: ...
+
 
 _WORDS: dict[str, Action] = {
     "d": DRAW, "draw a card": DRAW, "pick up": DRAW,
@@ -68,8 +82,16 @@ class _CardSpec:
     colour: Colour | None = None
 
 
-def resolve_action(game: Game, text: str, seat: int | None = None) -> Action:
-    """One action from what a person typed; errors say what to type instead."""
+def resolve_action(game: Position, text: str, seat: int | None = None) -> Action:
+    """One action from what a person typed, resolved in ``game`` for ``seat`` (default: the
+    player to move). Nothing is played.
+
+    Raises:
+        InvalidActionError: the text is not an action, even leniently read.
+        AmbiguousActionError: shorthand that fits several legal actions; ``candidates``.
+        IllegalActionError: shorthand for a match that no legal match fits, or declarations
+            (``R#=7``) that do not fit; ``rule`` names the RULES.md section.
+    """
     seat = game.current if seat is None else seat
     raw = text.strip()
     if not raw:
@@ -100,50 +122,7 @@ def resolve_action(game: Game, text: str, seat: int | None = None) -> Action:
     return _resolve_match(game, seat, raw, None, None, specs)
 
 
-def resolve_turn(game: Game, text: str, seat: int | None = None) -> list[Action]:
-    """Every action of a ``;``-separated turn, each resolved after playing the ones before it."""
-    return resolve_and_play(game, text, seat)[1]
-
-
-def resolve_and_play(
-    game: Game, text: str, seat: int | None = None
-) -> tuple[Game, list[Action], list[Event]]:
-    """Resolve a turn on a copy of ``game``; returns the copy after it, the actions, the events.
-
-    An ``end`` after the turn has ended by itself is kept in the actions but not played.
-    """
-    from dos_engine.game import turn_ended
-
-    seat = game.current if seat is None else seat
-    parts = split_turn(text)
-    if not parts:
-        raise InvalidActionError(f"no action given. {NOTATION_HELP}")
-    trial = game.copy()
-    actions: list[Action] = []
-    events: list[Event] = []
-    for number, part in enumerate(parts, start=1):
-        try:
-            action = resolve_action(trial, part, seat)
-            if not (isinstance(action, End) and turn_ended(game, trial, seat)):
-                events.extend(trial.play(action, seat))
-        except DosError as error:
-            if len(parts) == 1:
-                raise
-            raise type(error)(*_with_context(error, number, part)) from error
-        actions.append(action)
-    return trial, actions, events
-
-
-def _with_context(error: DosError, number: int, part: str) -> tuple[object, ...]:
-    prefix = f"action {number} ({part!r}): "
-    if isinstance(error, IllegalActionError):
-        return (prefix + error.detail, error.rule)
-    if isinstance(error, AmbiguousActionError):
-        return (prefix + error.text, error.candidates)
-    return (prefix + str(error),)
-
-
-def _seat_by_name(game: Game, who: str) -> int:
+def _seat_by_name(game: Position, who: str) -> int:
     who = who.strip()
     if who.isdigit():
         return int(who)
@@ -195,7 +174,7 @@ def _card_spec(text: str) -> _CardSpec:
 
 
 def _resolve_match(
-    game: Game,
+    game: Position,
     seat: int,
     raw: str,
     position: int | None,
@@ -246,7 +225,7 @@ def _resolve_match(
 
 
 def _declarations_error(
-    game: Game, action: Match, target_decl: str | None, specs: list[_CardSpec]
+    game: Position, action: Match, target_decl: str | None, specs: list[_CardSpec]
 ) -> DosError | None:
     try:
         _check_declarations(game, action, target_decl, specs)
@@ -256,10 +235,8 @@ def _declarations_error(
 
 
 def _check_declarations(
-    game: Game, action: Match, target_decl: str | None, specs: list[_CardSpec]
+    game: Position, action: Match, target_decl: str | None, specs: list[_CardSpec]
 ) -> None:
-    from dos_engine.game import declare_match
-
     target = game.center_row[action.position - 1]
     target_number: int | None = None
     target_colour: Colour | None = None

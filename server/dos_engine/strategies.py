@@ -10,7 +10,8 @@ import random
 from collections.abc import Callable, Sequence
 
 from dos_engine.actions import Action, Add, CallDos, Catch, Draw, End, Match, Place
-from dos_engine.game import Bonus, Game, View, declare_match
+from dos_engine.game import Game, View
+from dos_engine.matching import Bonus, declare_match
 from dos_engine.options import Options
 from dos_engine.record import GameRecord
 
@@ -77,7 +78,12 @@ def play_game(
     options: Options | None = None,
     max_actions: int = 200_000,
 ) -> tuple[Game, GameRecord]:
-    """Self-play a whole game; seats other than the current one catch missed DOS calls."""
+    """Self-play a whole game; seats other than the current one catch missed DOS calls.
+
+    Raises:
+        RuntimeError: the game did not end within ``max_actions`` actions.
+        IllegalActionError: a strategy chose an action that is not legal.
+    """
     options = options or Options()
     game = Game.new(players, seed, options)
     actions: list[tuple[int, str]] = []

@@ -606,6 +606,45 @@ def test_error_in_a_turn_names_the_action() -> None:
     assert game.to_dict() == before, "parsing a turn never changes the game"
 
 
+def test_a_chosen_legal_action_is_played_as_it_is() -> None:
+    """A numbered choice is an Action already: ``play_turn`` takes it without any text, and
+    does what ``play_text`` does with its canonical text."""
+    game = position(["R5 G9 B10", "R3 R3 R3 R4 R4 R4 R6"], ["R5", "B7"])
+    as_text = game.copy()
+    for number in (1, 1, 2, 1):
+        chosen = game.legal_actions()[number - 1]
+        played, events = as_text.play_text(chosen.text())
+        assert played == [chosen]
+        assert [e.to_dict() for e in game.play_turn([chosen])] == [e.to_dict() for e in events]
+        assert game == as_text
+
+
+def test_error_in_a_list_of_actions_names_the_action() -> None:
+    game = position(["R5 G9 B10", "R3 R3 R3 R4 R4 R4 R6"], ["R5", "B7"])
+    before = game.to_dict()
+    with pytest.raises(IllegalActionError, match=r"^action 2 \('m9 R1'\): ") as info:
+        game.play_turn([m(1, "R5"), m(9, "R1")])
+    assert info.value.rule == "4.3"
+    with pytest.raises(IllegalActionError, match=r"^there is no Center Row card 9"):
+        game.play_turn([m(9, "R1")])
+    assert game.to_dict() == before, "a refused turn changes nothing"
+
+
+def test_the_lenient_parser_needs_only_a_position_not_a_game() -> None:
+    """``dos_engine.notation`` resolves text against anything shaped like a position; the turn
+    loop and the playing are ``Game``'s (no import of game.py from notation.py)."""
+    import ast
+    import inspect
+
+    from dos_engine import notation
+
+    tree = ast.parse(inspect.getsource(notation))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "dos_engine.game" not in imported
+    game = position(["R5 G9 B10", "R3 R3 R3 R4 R4 R4 R6"], ["R5", "B7"])
+    assert notation.resolve_action(game, "r5", 0) == m(1, "R5")
+
+
 # -- shorthand against random positions: resolution equals the legal list -------------------------------
 
 

@@ -1,0 +1,159 @@
+"""Matching and declarations: when cards match a Center Row card, and what the wild cards are
+declared as (RULES.md 1.3-1.6, 3.1-3.2, 3.5).
+
+``declare_match`` is the one place that decides whether a match works and which colour bonus it
+earns; ``Game.check`` uses it to validate, ``Game.describe`` and the strategies to explain and
+weigh, and the lenient parser to check declarations a player typed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from dos_engine.actions import Match
+from dos_engine.cards import Card, CardKind, Colour
+
+
+class Bonus(StrEnum):
+    NONE = "none"
+    SINGLE_COLOUR = "single_colour"  # 3.5: place one card at the end of the turn
+    DOUBLE_COLOUR = "double_colour"  # 3.5: others draw one now, place one card at the end
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """What the wild cards of a match were declared as, and the bonus it earns (1.3-1.6, 3.5)."""
+
+    target_number: int
+    target_colour: Colour
+    numbers: tuple[int, ...]
+    colours: tuple[Colour, ...]
+    bonus: Bonus
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target_number": self.target_number,
+            "target_colour": self.target_colour.letter,
+            "numbers": list(self.numbers),
+            "colours": [colour.letter for colour in self.colours],
+            "bonus": self.bonus.value,
+        }
+
+
+def _number_choices(card: Card, declared: int | None = None) -> Sequence[int]:
+    if card.number is not None:
+        return (card.number,)
+    return (declared,) if declared is not None else range(1, 11)
+
+
+def declare_match(
+    target: Card,
+    cards: Sequence[Card],
+    target_number: int | None = None,
+    numbers: Sequence[int | None] | None = None,
+    target_colour: Colour | None = None,
+    colours: Sequence[Colour | None] | None = None,
+) -> Declaration | None:
+    """The canonical declaration that makes ``cards`` match ``target``, or None if none does.
+
+    Optional arguments pin declarations the player made (they must fit the card: only a Wild #
+    takes a number, only a Wild DOS a colour). Numbers are the smallest that work; colours are
+    chosen to earn a colour bonus when the printed colours allow it (3.5).
+    """
+    pinned = list(numbers) if numbers is not None else [None] * len(cards)
+    found: tuple[int, tuple[int, ...]] | None = None
+    if target_number is None and target.number is not None and numbers is None:
+        # Fast path: nothing declared by the player and a fixed target number.
+        if len(cards) == 1:
+            value = cards[0].number
+            if value is None or value == target.number:
+                found = (target.number, (target.number,))
+            else:
+                return None
+        elif cards[0].number is not None and cards[1].number is not None:
+            if cards[0].number + cards[1].number != target.number:
+                return None
+            found = (target.number, (cards[0].number, cards[1].number))
+    for t in () if found else _number_choices(target, target_number):
+        if len(cards) == 1:
+            if t in _number_choices(cards[0], pinned[0]):
+                found = (t, (t,))
+        else:
+            for a in _number_choices(cards[0], pinned[0]):
+                b = t - a
+                if b in _number_choices(cards[1], pinned[1]):
+                    found = (t, (a, b))
+                    break
+        if found:
+            break
+    if found is None:
+        return None
+    # Wild DOS cards (colour None) take whichever colour the printed colours agree on.
+    pinned_colours = list(colours) if colours is not None else [None] * len(cards)
+    fixed = {c for c in (target.colour, target_colour) if c is not None}
+    for card, declared in zip(cards, pinned_colours, strict=True):
+        fixed.update(c for c in (card.colour, declared) if c is not None)
+    common = next(iter(fixed)) if len(fixed) == 1 else None
+    if len(fixed) <= 1:
+        bonus = Bonus.SINGLE_COLOUR if len(cards) == 1 else Bonus.DOUBLE_COLOUR
+    else:
+        bonus = Bonus.NONE
+    default = common or Colour.RED
+    return Declaration(
+        target_number=found[0],
+        target_colour=target.colour or target_colour or default,
+        numbers=found[1],
+        colours=tuple(
+            card.colour or declared or default
+            for card, declared in zip(cards, pinned_colours, strict=True)
+        ),
+        bonus=bonus,
+    )
+
+
+def declaration_note(target: Card, cards: Sequence[Card], declaration: Declaration) -> str:
+    """What the engine declared the wild cards of a match as, for a description: " (... as 7)"."""
+    notes: list[str] = []
+    if target.kind is CardKind.WILD_NUMBER:
+        notes.append(f"the Wild # in the Center Row as {declaration.target_number}")
+    if target.kind is CardKind.WILD_DOS:
+        notes.append(f"the Wild DOS in the Center Row as {declaration.target_colour.name.lower()}")
+    for card, number, colour in zip(cards, declaration.numbers, declaration.colours, strict=True):
+        if card.kind is CardKind.WILD_NUMBER:
+            notes.append(f"your {card.name()} as {number}")
+        elif card.kind is CardKind.WILD_DOS:
+            notes.append(f"your Wild DOS as a {colour.name.lower()} 2")
+    return " (" + ", ".join(notes) + ")" if notes else ""
+
+
+def mismatch_reason(target: Card, action: Match) -> tuple[str, str]:
+    """Why ``action`` does not match ``target``: a message and the RULES.md section."""
+    cards = action.cards
+    where = f"Center Row card {action.position} ({target.code})"
+    if target.kind is CardKind.WILD_NUMBER:
+        fixed = sum(c.number or 1 for c in cards)
+        return (
+            f"{'+'.join(c.code for c in cards)} make at least {fixed}, but the Wild # at {where} "
+            "can only be declared 1 to 10",
+            "1.5",
+        )
+    if len(cards) == 1:
+        card = cards[0]
+        if card.kind is CardKind.WILD_NUMBER:
+            return (f"a Wild # can be declared only 1 to 10, not {target.number}", "1.3")
+        return (f"{card.code} is a {card.number}, but {where} is a {target.number}", "3.1")
+    wild = [c for c in cards if c.kind is CardKind.WILD_NUMBER]
+    if wild:
+        return (
+            f"{'+'.join(c.code for c in cards)} cannot make {target.number}: "
+            "a Wild # can be declared only 1 to 10",
+            "1.3",
+        )
+    total = sum(c.number or 0 for c in cards)
+    return (
+        f"{cards[0].code}+{cards[1].code} make {total}, but {where} is a {target.number}",
+        "3.2",
+    )
