@@ -120,4 +120,10 @@ def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
         return f"  {who} was caught without calling DOS."
     if kind == "resigned":
         return f"{who} resigned."
+    if kind == "forfeited":
+        return f"{who} forfeited after {data.get('timeouts', '?')} timeouts."
+    if kind == "game_ended":
+        scores = ", ".join(f"{name} {score}" for name, score in zip(names, data["scores"],
+                                                                     strict=False))
+        return f"Game over: {data['reason']}. Final scores: {scores}."
     return None

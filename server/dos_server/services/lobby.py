@@ -141,8 +141,9 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
             seat.name = name
         else:
             raise _invalid("send either an invite token, or the invite code and a name")
+        if not seat.claimed and game.status == "waiting":
+            game.version += 1  # the table changed; a second join with one invite changes nothing
         seat.claimed = True
-        game.version += 1
         if game.status == "waiting" and all(s.name for s in game.seats):
             deal(game)
         token = seat_token("player", game, seat)
@@ -189,6 +190,9 @@ def remove_seat(game_id: str, bearer: str | None, index: int) -> dict[str, Any]:
         seat = seat_of(game, index)
         if len(game.seats) <= 2:
             raise Problem(409, "too-few-seats", "Too few seats", "a game keeps at least two seats")
+        if all(other.bot for other in game.seats if other is not seat):
+            raise Problem(409, "no-person-left", "No person left",
+                          "removing this seat would leave only bots; a game needs a person")
         game.seats.remove(seat)
         _renumber(game)
         if all(s.name for s in game.seats):
@@ -301,7 +305,7 @@ def start_vacation(game_id: str, bearer: str | None, days: int) -> dict[str, Any
                 and game.turn_deadline is not None and game.turn_started_at is not None):
             game.turn_deadline = as_utc(game.turn_deadline) + pause
             game.turn_started_at = as_utc(game.turn_started_at) + pause
-        game.version += 1
+        # No new version: nobody's table or legal actions changed, so no pending move is stale.
         return {"seat": seat.index, "vacation_until": seat.vacation_until.isoformat(),
                 "days_left": game.vacation_days - seat.vacation_used,
                 "turn_deadline": game.turn_deadline.isoformat() if game.turn_deadline

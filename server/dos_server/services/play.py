@@ -21,7 +21,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dos_engine import (
+    Action,
     DosError,
+    Draw,
     Event,
     Game,
     IllegalActionError,
@@ -32,7 +34,7 @@ from dos_engine import (
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_server.database import write_transaction
 from dos_server.extensions import db
-from dos_server.models import EventRow, GameRow, IdempotencyRow, as_utc, utcnow
+from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, as_utc, utcnow
 from dos_server.problems import Problem
 from dos_server.services import notify
 from dos_server.services.access import (
@@ -72,12 +74,38 @@ def after_move(game: GameRow, state: Game, before: TurnMark, rows: list[EventRow
     ``rows``: the history rows the move itself appended. ``now``: the worker's clock when it
     applies a timeout (default: the wall clock).
     """
+    if not any(seat_plays(seat) for seat in game.seats):
+        return rows + _end_without_people(game, state)
     rows = rows + run_bots(game, state)
     save_state(game, state, before, now)
     notify.after_change(game, state, new_turn=state.turn_no != before.turn_no,
                         just_over=state.is_over and not before.over,
                         kinds=[(row.kind, row.seat) for row in rows])
     return rows
+
+
+def seat_plays(seat: SeatRow) -> bool:
+    """A person still playing: not a bot, not resigned or forfeited."""
+    return not seat.bot and not seat.resigned
+
+
+def _end_without_people(game: GameRow, state: Game) -> list[EventRow]:
+    """Nobody is left to play for: the game ends now, with the scores as they stand.
+
+    Bots do not play a whole game out inside one request (with a high target that held the
+    game's lock for many seconds). The record holds the actions played, and replays to here.
+    """
+    game.state = state.to_dict()
+    game.status = "finished"
+    game.turn_deadline = None
+    game.turn_started_at = None
+    scores = list(state.scores)
+    row = append_event(game, None, "game_ended",
+                       {"reason": "no person is left playing", "scores": scores})
+    people = [seat for seat in game.seats if not seat.bot]
+    notify.enqueue(game, "game_over", people, state,
+                   {"winner": None, "scores": scores, "reason": "no person is left playing"})
+    return [row]
 
 
 def run_bots(game: GameRow, state: Game) -> list[EventRow]:
@@ -212,19 +240,14 @@ def apply_turn(
                       f"{game.version}: someone moved first. Reload the game and choose again.",
                       current_version=game.version)
     state = engine_state(game)
-    if number is not None:
-        listed = state.legal_actions(seat)
-        if number > len(listed):
-            raise Problem(422, "no-such-action", "No such action",
-                          f"there are {len(listed)} legal actions; choose a number from 1 "
-                          f"to {len(listed)}" if listed else
-                          "you have no legal action now: it is not your turn")
-        actions = [listed[number - 1].text()]
     game.version += 1  # one version per committed request
-    text = "; ".join(actions or [])
     before = TurnMark.of(state)
     try:
-        parsed, events = state.play_text(text, seat)
+        if number is not None:  # a numbered choice is an Action already: play it as it is
+            chosen = _numbered(state, seat, number)
+            parsed, events = [chosen], state.play_turn([chosen], seat)
+        else:
+            parsed, events = state.play_text("; ".join(actions or []), seat)
     except AmbiguousActionError as error:
         raise Problem(422, "ambiguous-action", "Ambiguous action", str(error),
                       candidates=[a.text() for a in error.candidates]) from None
@@ -245,6 +268,18 @@ def apply_turn(
         "events": [event_out(row, viewer) for row in rows],
         "game": game_body(game, viewer, state),
     }
+
+
+def _numbered(state: Game, seat: int, number: int) -> Action:
+    """Legal action ``number`` (1-based) of ``seat``'s list at this version."""
+    listed = state.legal_actions(seat)
+    if not listed:  # not this seat's turn (or over): the engine words it, as for a typed one
+        state.check(Draw(), seat)
+    if not 1 <= number <= len(listed):
+        raise Problem(422, "no-such-action", "No such action",
+                      f"there are {len(listed)} legal actions; choose a number from 1 "
+                      f"to {len(listed)}")
+    return listed[number - 1]
 
 
 def resign(game_id: str, bearer: str | None) -> dict[str, Any]:
@@ -306,5 +341,6 @@ __all__ = [
     "deal",
     "resign",
     "resign_seat",
+    "seat_plays",
     "submit_actions",
 ]

@@ -47,11 +47,13 @@ def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[
     if game.state is not None:
         state = state or Game.from_dict(game.state)
         body["view"] = state.view(viewer.seat).to_dict()
-        body["fairness"] = fairness(state)
+        if game.status != "active":  # ended early (nobody left to play): nothing is legal
+            body["view"]["legal_actions"] = []
+        body["fairness"] = fairness(state, revealed=game.status == "finished")
     return body
 
 
-def fairness(state: Game) -> dict[str, Any]:
+def fairness(state: Game, revealed: bool = False) -> dict[str, Any]:
     """Commitments to every dealt round's seed; the game seed once the game is over."""
     return {
         "algorithm": "sha256(round_seed); round_seed = dos_engine.rng.round_seed(seed, round)",
@@ -59,18 +61,18 @@ def fairness(state: Game) -> dict[str, Any]:
             seed_commitment(round_seed(state.seed, number))
             for number in range(1, state.round_no + 1)
         ],
-        "seed": state.seed if state.is_over else None,
+        "seed": state.seed if state.is_over or revealed else None,
     }
 
 
 def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
     seat = require_player(viewer, "list that seat's legal actions")
     state = engine_state(game)
-    actions = state.legal_actions(seat)
+    actions = state.legal_actions(seat) if game.status == "active" else []
     return {
         "version": game.version,
         "seat": seat,
-        "your_turn": state.current == seat and not state.is_over,
+        "your_turn": bool(actions) and state.current == seat,
         "actions": [
             {"number": number, "action": action.text(),
              "description": state.describe(action, seat)}
