@@ -9,8 +9,9 @@ import json
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -42,6 +43,56 @@ class Settings:
 
     def server_url(self, store: Store) -> str:
         return (self.server or store.section.get("server") or DEFAULT_SERVER).rstrip("/")
+
+    def saved_game(self, name: str | None, store: Store | None = None) -> SavedGame:
+        """The saved game called ``name`` (default: the current one) and its player's API."""
+        store = store or self.store()
+        picked, entry = _pick(store, name)
+        return SavedGame(self, store, picked, entry)
+
+    def emit(self, value: Any, human: str | Callable[[], object] | None = None) -> None:
+        """The one way a command ends well: ``value`` as JSON with --json, else ``human``
+        (lines to echo, or a function that prints them)."""
+        if self.as_json:
+            _emit_json(value)
+        elif callable(human):
+            human()
+        elif human is not None:
+            click.echo(human)
+
+
+@dataclass
+class SavedGame:
+    """The (game, saved entry, API) triple most commands start from."""
+
+    settings: Settings
+    store: Store
+    name: str
+    entry: dict[str, Any]
+
+    @property
+    def game_id(self) -> str:
+        return str(self.entry["game_id"])
+
+    @property
+    def server(self) -> str:
+        return str(self.entry.get("server") or self.settings.server_url(self.store))
+
+    @cached_property
+    def api(self) -> DosApi:
+        """The API as this game's player (or, holding no seat, as its host)."""
+        return _api(self.server, self.entry.get("token") or self.entry.get("host_token"))
+
+    def host_api(self) -> DosApi:
+        if not self.entry.get("host_token"):
+            raise ClientError("only the host can start a game early")
+        return _api(self.server, self.entry["host_token"])
+
+    def seat(self) -> int:
+        """The saved seat, or a ClientError for a game held only as its host."""
+        if self.entry.get("seat") is None:
+            raise ClientError("you hold no seat in this game")
+        return int(self.entry["seat"])
 
 
 def _out() -> Console:
@@ -126,11 +177,6 @@ def _pick(store: Store, name: str | None) -> tuple[str, dict[str, Any]]:
     return name, games[name]
 
 
-def _player_api(settings: Settings, store: Store, entry: dict[str, Any]) -> DosApi:
-    return _api(entry.get("server") or settings.server_url(store),
-                entry.get("token") or entry.get("host_token"))
-
-
 # -- commands -------------------------------------------------------------------------------
 
 
@@ -146,10 +192,7 @@ def server(settings: Settings, url: str | None) -> None:
         store.section["server"] = url.rstrip("/")
         store.save()
     current = settings.server_url(store)
-    if settings.as_json:
-        _emit_json({"server": current})
-    else:
-        click.echo(current)
+    settings.emit({"server": current}, current)
 
 
 def _duration(text: str | None) -> int | None:
@@ -204,18 +247,17 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
         joined = _api(url).join(created["id"], invite=invites.pop(me).split(":", 1)[1])
         store.games[name].update(seat=joined["seat"], token=joined["player_token"])
     store.save()
-    if settings.as_json:
-        _emit_json({"game": name, "id": created["id"], "invites": invites,
-                    "invite_code": created["invite_code"] if open_seats else None})
-        return
-    click.echo(f"Created game {created['id']} (saved as {name!r}; you hold the host token).")
-    for seat_name, invite in invites.items():
-        click.echo(f"Invite for {seat_name}: dos-client join {invite}")
+    lines = [f"Created game {created['id']} (saved as {name!r}; you hold the host token).",
+             *(f"Invite for {seat_name}: dos-client join {invite}"
+               for seat_name, invite in invites.items())]
     if open_seats:
-        click.echo(f"Open seats: dos-client join {created['id']} --code "
-                   f"{created['invite_code']} --name YOUR_NAME")
+        lines.append(f"Open seats: dos-client join {created['id']} --code "
+                     f"{created['invite_code']} --name YOUR_NAME")
     if me:
-        click.echo(f"You play as {me}. Next: dos-client show")
+        lines.append(f"You play as {me}. Next: dos-client show")
+    settings.emit({"game": name, "id": created["id"], "invites": invites,
+                   "invite_code": created["invite_code"] if open_seats else None},
+                  "\n".join(lines))
 
 
 @cli.command()
@@ -239,11 +281,9 @@ def join(settings: Settings, invite: str, code: str | None, name: str | None,
                           "token": joined["player_token"], "host_token": None}
     store.section["current"] = saved
     store.save()
-    if settings.as_json:
-        _emit_json({"game": saved, "seat": joined["seat"], "name": joined["name"]})
-        return
-    click.echo(f"You are {joined['name']} (seat {joined['seat']}) in game {game_id}, saved as "
-               f"{saved!r}.")
+    settings.emit({"game": saved, "seat": joined["seat"], "name": joined["name"]},
+                  f"You are {joined['name']} (seat {joined['seat']}) in game {game_id}, saved "
+                  f"as {saved!r}.")
 
 
 @cli.command()
@@ -254,7 +294,7 @@ def games(settings: Settings) -> None:
     rows: list[dict[str, Any]] = []
     for name, entry in store.games.items():
         try:
-            game = _player_api(settings, store, entry).game(entry["game_id"])
+            game = SavedGame(settings, store, name, entry).api.game(entry["game_id"])
         except ClientError as error:
             rows.append({"game": name, "error": error.message})
             continue
@@ -268,12 +308,12 @@ def games(settings: Settings) -> None:
             "your_turn": mine, "deadline": game.get("turn_deadline"),
             "scores": dict(zip(seats, view.get("scores", []), strict=False)),
         })
-    if settings.as_json:
-        _emit_json(rows)
-        return
+    settings.emit(rows, lambda: _games_table(rows, store.section.get("current")))
+
+
+def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
     if not rows:
         click.echo("No saved games. Create one with `dos-client new` or join one.")
-    current = store.section.get("current")
     for row in rows:
         if "error" in row:
             click.echo(f"  {row['game']}: {row['error']}")
@@ -292,14 +332,9 @@ def games(settings: Settings) -> None:
 def show(settings: Settings, game: str | None) -> None:
     """The table as you see it: your hand, the Center Row, scores, whose turn."""
     from dos_client import render
+    from dos_client.api import DosApi
 
-    store = settings.store()
-    name, entry = _pick(store, game)
-    body = _player_api(settings, store, entry).game(entry["game_id"])
-    if settings.as_json:
-        _emit_json(body)
-        return
-    render.table(_out(), body, name)
+    _look(settings, game, DosApi.game, render.table)
 
 
 @cli.command()
@@ -308,14 +343,17 @@ def show(settings: Settings, game: str | None) -> None:
 def moves(settings: Settings, game: str | None) -> None:
     """Your legal actions, numbered: play one with `dos-client move N`."""
     from dos_client import render
+    from dos_client.api import DosApi
 
-    store = settings.store()
-    _, entry = _pick(store, game)
-    listing = _player_api(settings, store, entry).actions(entry["game_id"])
-    if settings.as_json:
-        _emit_json(listing)
-        return
-    render.moves(_out(), listing)
+    _look(settings, game, DosApi.actions, lambda console, listing, _: render.moves(console, listing))
+
+
+def _look(settings: Settings, game: str | None, fetch: Callable[[DosApi, str], dict[str, Any]],
+          draw: Callable[[Console, dict[str, Any], str], None]) -> None:
+    """Read-only commands: fetch one body for the saved game, print it as JSON or drawn."""
+    saved = settings.saved_game(game)
+    body = fetch(saved.api, saved.game_id)
+    settings.emit(body, lambda: draw(_out(), body, saved.name))
 
 
 def _split_game(store: Store, words: Sequence[str]) -> tuple[str | None, str]:
@@ -363,7 +401,7 @@ def move(settings: Settings, words: Sequence[str]) -> None:
     """Play a numbered move (`move 3`) or notation (`move "m1 R5; m2 B3+Y4; end"`)."""
     store = settings.store()
     game, text = _split_game(store, words)
-    _play(settings, store, game, text)
+    _play(settings.saved_game(game, store), text)
 
 
 @cli.command()
@@ -371,33 +409,34 @@ def move(settings: Settings, words: Sequence[str]) -> None:
 @pass_settings
 def draw(settings: Settings, game: str | None) -> None:
     """Draw a card (then `move` to match with it or add a card)."""
-    _play(settings, settings.store(), game, "draw")
+    _play(settings.saved_game(game), "draw")
 
 
-def _play(settings: Settings, store: Store, game: str | None, text: str) -> None:
+def _play(saved: SavedGame, text: str) -> None:
     from dos_client import render
 
-    name, entry = _pick(store, game)
-    if entry.get("token") is None:
+    if saved.entry.get("token") is None:
         raise ClientError("you hold no seat in this game (only the host token); join a seat "
                           "with its invite first")
-    api = _player_api(settings, store, entry)
-    listing = api.actions(entry["game_id"])
+    listing = saved.api.actions(saved.game_id)
     chosen = _choose(listing, text)
     try:
-        result = api.submit(entry["game_id"], listing["version"], chosen)
+        result = saved.api.submit(saved.game_id, listing["version"], chosen)
     except DosApiError as error:
         if error.kind != "stale-version":
             raise
-        fresh = api.game(entry["game_id"])
-        if not settings.as_json:
+        fresh = saved.api.game(saved.game_id)
+        if not saved.settings.as_json:
             click.echo("Someone moved first, so nothing was played. The table now:", err=True)
-            render.table(_out(), fresh, name)
+            render.table(_out(), fresh, saved.name)
         raise ClientError("the game changed before your move arrived; look again and choose",
                           EXIT_STALE) from None
-    if settings.as_json:
-        _emit_json(result)
-        return
+    saved.settings.emit(result, lambda: _played(result, saved.name))
+
+
+def _played(result: dict[str, Any], name: str) -> None:
+    from dos_client import render
+
     console = _out()
     names = render.names_of(result["game"])
     for event in result["events"]:
@@ -415,24 +454,23 @@ def history(settings: Settings, game: str | None, show_all: bool) -> None:
     """The game's history, as you may see it."""
     from dos_client import render
 
-    store = settings.store()
-    _, entry = _pick(store, game)
-    api = _player_api(settings, store, entry)
+    saved = settings.saved_game(game)
     events: list[dict[str, Any]] = []
     after = 0
     while True:
-        page = api.history(entry["game_id"], after=after, limit=500)
+        page = saved.api.history(saved.game_id, after=after, limit=500)
         events.extend(page["events"])
         after = page["next_after"]
         if not page["more"]:
             break
-    if settings.as_json:
-        _emit_json(events)
-        return
-    names = render.names_of(api.game(entry["game_id"]))
-    lines = [line for e in events if (line := render.event_line(e, names))]
-    for line in lines if show_all else lines[-30:]:
-        click.echo(line)
+
+    def human() -> None:
+        names = render.names_of(saved.api.game(saved.game_id))
+        lines = [line for e in events if (line := render.event_line(e, names))]
+        for line in lines if show_all else lines[-30:]:
+            click.echo(line)
+
+    settings.emit(events, human)
 
 
 @cli.command()
@@ -448,26 +486,22 @@ def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: fl
     names = list(games_) or list(store.games)
     if not names:
         raise ClientError("no saved games to wait for")
-    entries = [_pick(store, n) for n in names]
+    saved_games = [settings.saved_game(n, store) for n in names]
     deadline = time.monotonic() + timeout
     delay = interval
     console = _err()
     with console.status("Waiting for your turn...", spinner="dots"):
         while True:
-            for name, entry in entries:
-                body = _player_api(settings, store, entry).game(entry["game_id"])
+            for saved in saved_games:
+                body = saved.api.game(saved.game_id)
                 view = body.get("view") or {}
-                if body["status"] == "active" and view.get("current") == entry.get("seat"):
-                    if settings.as_json:
-                        _emit_json({"game": name, "id": entry["game_id"]})
-                    else:
-                        click.echo(f"Your turn in {name}.")
+                if body["status"] == "active" and view.get("current") == saved.entry.get("seat"):
+                    settings.emit({"game": saved.name, "id": saved.game_id},
+                                  f"Your turn in {saved.name}.")
                     return
-                if body["status"] == "finished" and len(entries) == 1:
-                    if settings.as_json:
-                        _emit_json({"game": name, "id": entry["game_id"], "finished": True})
-                    else:
-                        click.echo(f"{name} is over.")
+                if body["status"] == "finished" and len(saved_games) == 1:
+                    settings.emit({"game": saved.name, "id": saved.game_id, "finished": True},
+                                  f"{saved.name} is over.")
                     return
             if time.monotonic() + delay > deadline:
                 raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
@@ -481,13 +515,9 @@ def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: fl
 @pass_settings
 def resign(settings: Settings, game: str | None) -> None:
     """Resign: the server's random bot plays your seat from now on."""
-    store = settings.store()
-    name, entry = _pick(store, game)
-    _player_api(settings, store, entry).resign(entry["game_id"])
-    if settings.as_json:
-        _emit_json({"game": name, "resigned": True})
-        return
-    click.echo(f"You resigned from {name}.")
+    saved = settings.saved_game(game)
+    saved.api.resign(saved.game_id)
+    settings.emit({"game": saved.name, "resigned": True}, f"You resigned from {saved.name}.")
 
 
 @cli.command()
@@ -495,15 +525,9 @@ def resign(settings: Settings, game: str | None) -> None:
 @pass_settings
 def start(settings: Settings, game: str | None) -> None:
     """Host: start now with the seats filled so far."""
-    store = settings.store()
-    name, entry = _pick(store, game)
-    if not entry.get("host_token"):
-        raise ClientError("only the host can start a game early")
-    _api(entry.get("server") or settings.server_url(store), entry["host_token"]).start(entry["game_id"])
-    if settings.as_json:
-        _emit_json({"game": name, "started": True})
-        return
-    click.echo(f"{name} started.")
+    saved = settings.saved_game(game)
+    saved.host_api().start(saved.game_id)
+    settings.emit({"game": saved.name, "started": True}, f"{saved.name} started.")
 
 
 NOTIFY_EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over",
@@ -527,10 +551,8 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
            webhook: str | None, no_webhook: bool, events: Sequence[str],
            all_events: bool, digest: bool | None) -> None:
     """Choose how you hear about a game: email, webhook, and which events."""
-    store = settings.store()
-    name, entry = _pick(store, game)
-    if entry.get("seat") is None:
-        raise ClientError("you hold no seat in this game")
+    saved = settings.saved_game(game)
+    seat = saved.seat()
     changes: dict[str, Any] = {}
     if email or no_email:
         changes["email"] = None if no_email else email
@@ -551,16 +573,13 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
         changes["digest"] = digest
     if not changes:
         raise click.UsageError("say what to change: --email, --webhook, --event, --digest, ...")
-    result = _player_api(settings, store, entry).set_notifications(
-        entry["game_id"], entry["seat"], changes)
-    if settings.as_json:
-        _emit_json(result)
-        return
-    click.echo(f"Notifications for {name}: email {result['email'] or 'off'}, "
-               f"webhook {result['webhook_url'] or 'off'}.")
+    result = saved.api.set_notifications(saved.game_id, seat, changes)
+    lines = [f"Notifications for {saved.name}: email {result['email'] or 'off'}, "
+             f"webhook {result['webhook_url'] or 'off'}."]
     if result.get("webhook_secret"):
-        click.echo(f"Webhook secret (shown once, verify signatures with it): "
-                   f"{result['webhook_secret']}")
+        lines.append(f"Webhook secret (shown once, verify signatures with it): "
+                     f"{result['webhook_secret']}")
+    settings.emit(result, "\n".join(lines))
 
 
 @cli.command()
@@ -569,14 +588,10 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
 @pass_settings
 def vacation(settings: Settings, days: int, game: str | None) -> None:
     """Pause your clock in a game for DAYS days (the game's yearly allowance)."""
-    store = settings.store()
-    name, entry = _pick(store, game)
-    result = _player_api(settings, store, entry).vacation(entry["game_id"], days)
-    if settings.as_json:
-        _emit_json(result)
-        return
-    click.echo(f"On vacation in {name} until {result['vacation_until']}; "
-               f"{result['days_left']} day(s) left this year.")
+    saved = settings.saved_game(game)
+    result = saved.api.vacation(saved.game_id, days)
+    settings.emit(result, f"On vacation in {saved.name} until {result['vacation_until']}; "
+                          f"{result['days_left']} day(s) left this year.")
 
 
 @cli.group()
@@ -590,20 +605,14 @@ def token() -> None:
 @pass_settings
 def token_rotate(settings: Settings, game: str | None, show: bool) -> None:
     """Revoke your seat's token everywhere and save a new one."""
-    store = settings.store()
-    name, entry = _pick(store, game)
-    if entry.get("seat") is None:
-        raise ClientError("you hold no seat in this game")
-    rotated = _player_api(settings, store, entry).rotate_token(entry["game_id"], entry["seat"])
-    entry["token"] = rotated["player_token"]
-    store.save()
-    if settings.as_json:
-        _emit_json({"game": name, "rotated": True,
-                    **({"player_token": rotated["player_token"]} if show else {})})
-        return
-    click.echo(f"New token saved for {name}; the old one no longer works.")
-    if show:
-        click.echo(rotated["player_token"])
+    saved = settings.saved_game(game)
+    rotated = saved.api.rotate_token(saved.game_id, saved.seat())
+    saved.entry["token"] = rotated["player_token"]
+    saved.store.save()
+    new_token = {"player_token": rotated["player_token"]} if show else {}
+    settings.emit({"game": saved.name, "rotated": True, **new_token},
+                  "\n".join([f"New token saved for {saved.name}; the old one no longer works.",
+                             *new_token.values()]))
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

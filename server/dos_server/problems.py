@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import marshmallow as ma
+from apispec import BasePlugin
 from flask import Flask, Response, current_app, json
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException, InternalServerError
@@ -133,27 +134,50 @@ def _summarize(errors: Any, path: tuple[str, ...] = ()) -> str:
     return f"{where}: {errors}"
 
 
+class ProblemResponses(BasePlugin):
+    """apispec plugin: the response components flask-smorest registers (one per HTTP status,
+    and DEFAULT_ERROR, all with ERROR_SCHEMA) are documented as application/problem+json.
+
+    Uses apispec's public plugin hook (``response_helper``, run for every
+    ``spec.components.response``); routes' own success responses are not components and keep
+    their content type.
+    """
+
+    def response_helper(self, response: dict[str, Any], **kwargs: Any) -> dict[str, Any] | None:
+        content = response.get("content")
+        if not content or "application/json" not in content:
+            return None
+        return {"content": {PROBLEM_JSON if kind == "application/json" else kind: value
+                            for kind, value in content.items()}}
+
+
+def _with_problem_responses(spec_kwargs: dict[str, Any]) -> dict[str, Any]:
+    plugins = [*spec_kwargs.get("extra_plugins", ()), ProblemResponses()]
+    return {**spec_kwargs, "extra_plugins": plugins}
+
+
 class ProblemApi(Api):  # type: ignore[misc]
-    """flask-smorest's Api with problem+json errors, documented as such."""
+    """flask-smorest's Api with problem+json errors, documented as such.
+
+    Only public hooks: ``ERROR_SCHEMA`` and ``handle_http_exception`` (flask-smorest's
+    documented ways to shape errors), an apispec plugin passed as ``extra_plugins``, and
+    Flask's ``register_error_handler`` after ``init_app``.
+    """
 
     ERROR_SCHEMA = ProblemSchema
-    DEFAULT_RESPONSE_CONTENT_TYPE: str  # flask-smorest's, annotated for mypy (no new value)
 
-    def _register_error_handlers(self) -> None:
-        app: Flask = self._app
+    def __init__(self, app: Flask | None = None, *, spec_kwargs: dict[str, Any] | None = None,
+                 config_prefix: str = "") -> None:
+        super().__init__(app, spec_kwargs=_with_problem_responses(spec_kwargs or {}),
+                         config_prefix=config_prefix)
+
+    def init_app(self, app: Flask, *, spec_kwargs: dict[str, Any] | None = None) -> None:
+        if spec_kwargs and "extra_plugins" in spec_kwargs:  # these replace the __init__ ones
+            spec_kwargs = _with_problem_responses(spec_kwargs)
+        super().init_app(app, spec_kwargs=spec_kwargs)
         app.register_error_handler(Problem, problem_response)
         app.register_error_handler(HTTPException, self.handle_http_exception)
         app.register_error_handler(Exception, _unexpected)
-
-    def _register_responses(self) -> None:
-        # flask-smorest documents its error responses (DEFAULT_ERROR among them) with the
-        # default content type, application/json; ours are application/problem+json.
-        default = self.DEFAULT_RESPONSE_CONTENT_TYPE
-        self.DEFAULT_RESPONSE_CONTENT_TYPE = PROBLEM_JSON
-        try:
-            super()._register_responses()
-        finally:
-            self.DEFAULT_RESPONSE_CONTENT_TYPE = default
 
     def handle_http_exception(self, error: HTTPException) -> Response:
         if isinstance(error, InternalServerError):

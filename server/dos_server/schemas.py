@@ -7,6 +7,8 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import validate
 
+from dos_server.services.notify import EVENTS
+
 NAME = validate.And(validate.Length(min=1, max=40),
                     validate.Regexp(r"^[^\x00-\x1f\x7f;]+$", error="names cannot contain ';' "
                                     "or control characters"))
@@ -98,8 +100,7 @@ class AnyObject(ma.Schema):
         unknown = ma.INCLUDE
 
 
-EVENT_NAMES = ["your_turn", "reminder", "timed_out", "caught", "round_over", "game_over",
-               "invited"]
+EVENT_NAMES = list(EVENTS)  # the one list, owned by the notifications service
 
 
 class ChannelEvents(ma.Schema):

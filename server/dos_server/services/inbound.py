@@ -21,14 +21,12 @@ import email
 import email.policy
 import hashlib
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from email.message import EmailMessage, Message
+from email.message import Message
 from email.parser import BytesParser
-from email.utils import getaddresses, parseaddr
-from html.parser import HTMLParser
+from email.utils import getaddresses
 from typing import Any
 
 from flask import current_app
@@ -37,9 +35,10 @@ from sqlalchemy.exc import IntegrityError
 
 from dos_engine import Game
 from dos_engine.errors import DosError, InvalidActionError
-from dos_server import tokens
+from dos_server import mailtext, tokens
 from dos_server.database import write_transaction
 from dos_server.extensions import db
+from dos_server.mailtext import body_text, command_lines, html_to_text
 from dos_server.models import EventRow, GameRow, InboundMessageRow, SeatRow, utcnow
 from dos_server.problems import Problem
 from dos_server.services import access, notify, play, read
@@ -47,7 +46,6 @@ from dos_server.services import access, notify, play, read
 log = logging.getLogger("dos_server.inbound")
 
 KEYWORDS = ("show", "moves", "history", "resign", "help")
-MAX_COMMAND_LINES = 20
 HISTORY_EVENTS = 30
 
 HELP = [
@@ -78,7 +76,7 @@ class Stored:
 def store(raw: bytes, source: str, mail_from: str | None = None,
           rcpt_to: Sequence[str] = ()) -> Stored:
     """Keep the raw message; a message whose Message-ID was seen before is not stored again."""
-    message_id = _message_id(raw)
+    message_id = mailtext.message_id(raw)
     key = hashlib.sha256(b"mid:" + message_id.encode() if message_id else b"raw:" + raw).hexdigest()
     for _ in range(2):  # a concurrent first delivery of the same message wins the unique key
         try:
@@ -101,15 +99,6 @@ def store(raw: bytes, source: str, mail_from: str | None = None,
         except IntegrityError:
             continue
     raise RuntimeError("could not store the inbound message")
-
-
-def _message_id(raw: bytes) -> str:
-    try:
-        headers = BytesParser(policy=email.policy.compat32).parsebytes(raw, headersonly=True)
-        value = headers.get("Message-ID")
-    except Exception:  # a header block we cannot read has no usable Message-ID
-        return ""
-    return " ".join(str(value or "").split())[:998]
 
 
 # -- processing -------------------------------------------------------------------------------
@@ -228,13 +217,14 @@ def parse(row: InboundMessageRow) -> Incoming:
         message = BytesParser(policy=email.policy.default).parsebytes(row.raw)
     except Exception:
         raise Refusal("malformed", ["unreadable message"], answer=False) from None
-    sender = _address(_header(message, "From")) or _address(row.mail_from or "")
+    sender = mailtext.address(mailtext.header(message, "From")) or mailtext.address(
+        row.mail_from or "")
     incoming = Incoming(
-        message_id=_header(message, "Message-ID")[:998],
-        subject=" ".join(_header(message, "Subject").split())[:200],
-        references=_header(message, "References"),
+        message_id=mailtext.header(message, "Message-ID")[:998],
+        subject=" ".join(mailtext.header(message, "Subject").split())[:200],
+        references=mailtext.header(message, "References"),
         sender=sender,
-        automatic=_automatic(message, row.mail_from, sender),
+        automatic=mailtext.is_automatic(message, row.mail_from, sender),
         token=_token(message, row.rcpt_to),
     )
     if incoming.automatic:
@@ -247,33 +237,6 @@ def parse(row: InboundMessageRow) -> Incoming:
     except Exception:  # a MIME structure we cannot read: answered in _apply
         incoming.unreadable = True
     return incoming
-
-
-def _header(message: Message, name: str) -> str:
-    try:
-        value = message.get(name)
-    except Exception:  # a header the parser cannot make sense of
-        return ""
-    return str(value or "").strip()
-
-
-def _address(value: str) -> str | None:
-    _, address = parseaddr(value)
-    address = address.strip().lower()
-    return address if "@" in address and "\n" not in address else None
-
-
-def _automatic(message: Message, mail_from: str | None, sender: str | None) -> bool:
-    if _header(message, "Auto-Submitted").lower() not in ("", "no"):
-        return True
-    if _header(message, "Precedence").lower() in ("bulk", "junk", "list"):
-        return True
-    if _header(message, "X-DOS-Event") or _header(message, "List-Id"):
-        return True  # our own email coming back, or a mailing list
-    if mail_from is not None and mail_from.strip() in ("", "<>"):
-        return True  # a bounce (null envelope sender)
-    local = (sender or "").split("@")[0]
-    return local in ("mailer-daemon", "postmaster")
 
 
 def _token(message: Message, rcpt_to: Sequence[str]) -> str | None:
@@ -291,108 +254,6 @@ def _token(message: Message, rcpt_to: Sequence[str]) -> str | None:
         if host.lower() == domain and local.lower().startswith(tokens.MAIL_LOCAL_PREFIX):
             return local[len(tokens.MAIL_LOCAL_PREFIX):]
     return None
-
-
-def body_text(message: Message) -> str:
-    """The text/plain part, or the HTML part as text; charsets and transfer encodings decoded."""
-    assert isinstance(message, EmailMessage)
-    part = message.get_body(preferencelist=("plain",))
-    is_html = False
-    if part is None:
-        part = message.get_body(preferencelist=("html",))
-        is_html = True
-    if part is None:
-        return ""
-    try:
-        text = part.get_content()
-    except (LookupError, UnicodeError, KeyError):  # unknown charset: best effort
-        payload = part.get_payload(decode=True)
-        text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
-    if not isinstance(text, str):
-        return ""
-    return html_to_text(text) if is_html else text
-
-
-class _HtmlText(HTMLParser):
-    BLOCK = frozenset({"p", "div", "br", "tr", "li", "pre", "table", "hr", "h1", "h2", "h3",
-                       "h4", "h5", "h6", "ul", "ol"})
-    SKIP = frozenset({"style", "script", "head", "title"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skipping = 0
-        self.quoted = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.SKIP:
-            self.skipping += 1
-        elif tag == "blockquote":
-            if not self.quoted:
-                self.parts.append("\n> (quoted)\n")  # the command reader stops here
-            self.quoted += 1
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.SKIP:
-            self.skipping = max(0, self.skipping - 1)
-        elif tag == "blockquote":
-            self.quoted = max(0, self.quoted - 1)
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self.skipping and not self.quoted:
-            self.parts.append(re.sub(r"[ \t\r\n]+", " ", data))
-
-
-def html_to_text(markup: str) -> str:
-    parser = _HtmlText()
-    parser.feed(markup)
-    parser.close()
-    return "".join(parser.parts)
-
-
-_STOPS = [
-    re.compile(r"^-{2,}\s*original message\s*-{2,}$", re.I),
-    re.compile(r"^-{2,}\s*forwarded message\s*-{2,}$", re.I),
-    re.compile(r"^_{8,}$"),
-    re.compile(r"^sent from my\b", re.I),
-    re.compile(r"^(sent|envoyé|gesendet) (from|de|von) ", re.I),
-    re.compile(r"^get outlook for\b", re.I),
-    re.compile(r"^(on|am|le|el|il|op)\s.*\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\s*:?$",
-               re.I),
-]
-_ON_START = re.compile(r"^(on|am|le|el|il|op)\s", re.I)
-_WROTE_END = re.compile(r"\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\s*:?$", re.I)
-_FROM = re.compile(r"^\*?(from|de|von|van|da)\*?\s*:", re.I)
-_SENT = re.compile(r"^\*?(sent|date|envoyé|gesendet|enviado|verzonden|data|datum)\*?\s*:", re.I)
-
-
-def command_lines(text: str) -> list[str]:
-    """The non-empty lines above the quoted original, the signature and the device footer."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    out: list[str] = []
-    for index, raw in enumerate(lines):
-        line = raw.strip()
-        if raw.rstrip() == "--" or line.startswith(">"):
-            break
-        if any(stop.match(line) for stop in _STOPS):
-            break
-        following = [x.strip() for x in lines[index + 1:index + 5] if x.strip()]
-        if _ON_START.match(line) and following and _WROTE_END.search(following[0]):
-            break  # "On Mon, 1 Jan 2029 at 10:00, DOS <...>" wrapped before "wrote:"
-        if _FROM.match(line) and any(_SENT.match(x) for x in following[:3]):
-            break  # Outlook's "From: ... / Sent: ... / To: ... / Subject: ..." block
-        if line:
-            out.append(line)
-            if len(out) >= MAX_COMMAND_LINES:
-                break
-    return out
-
-
-_NUMBER = re.compile(r"(?:move|play|number|no\.?)?\s*#?\s*(\d{1,6})[.!)]?", re.I)
 
 
 # -- applying -----------------------------------------------------------------------------------
@@ -465,9 +326,8 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
         _checked(lambda: play.resign_seat(game, seat.index), game, shown)
         return "resigned", ["You resigned: the random bot plays your seat from now on. "
                             "You will still get the round and game results."], game, seat
-    number = _NUMBER.fullmatch(first)
-    if number:
-        chosen = int(number.group(1))
+    chosen = mailtext.move_number(first)
+    if chosen is not None:
         if shown != game.version:
             raise _stale(game, shown)
         if chosen < 1:
@@ -563,7 +423,7 @@ def _answer(row: InboundMessageRow, incoming: Incoming, lines: Sequence[str],
     payload: dict[str, Any]
     if game is not None and seat is not None:
         state = Game.from_dict(game.state) if game.state is not None else None
-        payload = notify._email_payload(game, seat, state, "mail_reply", data)
+        payload = notify.email_payload(game, seat, state, "mail_reply", data)
         if state is None or state.is_over:
             payload["moves"] = []
     else:

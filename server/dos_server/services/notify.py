@@ -79,7 +79,7 @@ def enqueue(
             continue
         if seat.digest and event in DIGESTED:
             continue  # it will be in the seat's daily digest instead
-        payload = _email_payload(game, seat, state, event, data)
+        payload = email_payload(game, seat, state, event, data)
         add_row(game.id, [seat.index], "email", seat.email or "", event,
              f"{game.id}:{occurrence}:{event}:email:{seat.index}", payload)
         count += 1
@@ -114,8 +114,8 @@ def add_row(game_id: str | None, seats: list[int], channel: str, target: str, ev
     ))
 
 
-def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
-                   data: dict[str, Any]) -> dict[str, Any]:
+def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
+                  data: dict[str, Any]) -> dict[str, Any]:
     names = [s.name or f"seat {s.index}" for s in game.seats]
     payload: dict[str, Any] = {
         "event": event,
