@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: install dev run demo test lint typecheck bench-engine clean
+.PHONY: install dev run demo test test-engine-alone lint typecheck bench-engine clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,16 @@ test: dev
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest -n auto $(PYTEST_ARGS)
+
+# dos_engine needs only the standard library: its tests run in a throwaway venv holding pytest and
+# hypothesis alone (not the project), so an engine test or a conftest on its way that imports
+# flask, sqlalchemy or dos_server fails here. The slow self-play games run in `make test`.
+test-engine-alone:
+	@venv=$$(mktemp -d) && trap 'rm -rf "$$venv"' EXIT && \
+	$(PYTHON) -m venv "$$venv" && \
+	"$$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+		'pytest>=8' 'hypothesis>=6.100' && \
+	"$$venv/bin/python" -m pytest tests/engine -p no:cacheprovider -q -m 'not slow'
 
 bench-engine: install
 	$(PY) bench/engine.py

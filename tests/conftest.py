@@ -1,31 +1,15 @@
-"""Fixtures every database test shares, and a run-wide note about PostgreSQL."""
+"""The root conftest stays light: it imports nothing but pytest, so ``pytest tests/engine`` runs
+with the standard library, pytest and hypothesis alone. The database fixtures live in
+testkit.py and are loaded by the conftest.py of the folders that use them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+import os
 from typing import Any
-
-import pytest
-
-from db_backends import BACKENDS, PG_URL, database_url
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not PG_URL:
+    if not os.environ.get("TEST_DATABASE_URL"):
         terminalreporter.write_line(
             "PostgreSQL NOT tested: TEST_DATABASE_URL is unset", yellow=True, bold=True
         )
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    """Each database test runs on SQLite and, with TEST_DATABASE_URL, on PostgreSQL."""
-    return str(request.param)
-
-
-@pytest.fixture
-def db_url(backend: str, tmp_path: Path) -> Iterator[str]:
-    """A fresh database of the test's backend."""
-    with database_url(backend, tmp_path) as url:
-        yield url

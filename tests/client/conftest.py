@@ -4,42 +4,24 @@ per test (``DOS_CLIENT_CONFIG``), so every ``dos-client`` command talks real HTT
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import flask_migrate
 import pytest
-from werkzeug.serving import make_server
 
-from dos_server import create_app
-from dos_server.extensions import db
+from testkit import build_app, dispose, serving
 
 
 @pytest.fixture
 def server_url(tmp_path: Path) -> Iterator[str]:
     """A real server on a free loopback port, on a fresh migrated SQLite database."""
-    app = create_app({
-        "TESTING": True,
-        "SECRET_KEY": "client-test-secret",
-        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'dos.sqlite3'}",
-        "RATELIMIT_ENABLED": False,
-    })
-    with app.app_context():
-        flask_migrate.upgrade()
+    app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}")
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access lines in the output
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_port}"
+        with serving(app) as url:
+            yield url
     finally:
-        httpd.shutdown()
-        thread.join(timeout=10)
-        httpd.server_close()
-        with app.app_context():
-            db.session.remove()
-            db.engine.dispose()
+        dispose(app)
 
 
 @pytest.fixture

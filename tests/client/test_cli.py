@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from click.testing import CliRunner, Result
 
 from dos_client import api as api_module
 from dos_client.cli import cli
+from testkit import free_port
 
 CARD = re.compile(r"\[[RGBYW](?:\d+|#)\]")
 ANSI = "\x1b"
@@ -562,14 +562,8 @@ def test_resign_json(table: Table) -> None:
 # -- unreachable, usage, debug --------------------------------------------------------------
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_unreachable_server_exits_6_naming_the_url(config_file: Path) -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     ok("server", url)
     result = run("new", "--seat", "Ann", "--seat", "Bob")
     assert result.exit_code == 6
@@ -583,7 +577,7 @@ def test_unreachable_server_exits_6_naming_the_url(config_file: Path) -> None:
 
 
 def test_debug_shows_the_exception(config_file: Path) -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     result = CliRunner().invoke(cli, ["--debug", "--server", url, "new", "--seat", "A",
                                       "--seat", "B"])
     assert result.exit_code != 0

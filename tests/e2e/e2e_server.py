@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from testkit import PYTHONPATH, ROOT, SECRET, free_port
+
 BIN = Path(sys.executable).parent
 
 
@@ -26,18 +25,12 @@ class Server:
     database: Path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def server_env(database: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({
-        "PYTHONPATH": f"{ROOT / 'server'}{os.pathsep}{ROOT / 'client'}",
+        "PYTHONPATH": PYTHONPATH,
         "DATABASE_URL": f"sqlite:///{database}",
-        "SECRET_KEY": secrets.token_urlsafe(32),
+        "SECRET_KEY": SECRET,
         "DOS_RATE_LIMIT_CREATE": "1000000 per minute",
         "DOS_RATE_LIMIT_JOIN": "1000000 per minute",
     })

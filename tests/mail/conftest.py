@@ -3,15 +3,15 @@ when TEST_DATABASE_URL is set), the real mail-in listener and a real SMTP sink o
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
 from mailtest_helpers import MailWorld
+
+from testkit import backend, db_url
+
+__all__ = ["backend", "db_url", "world"]
 
 
 @pytest.fixture

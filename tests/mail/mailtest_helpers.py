@@ -1,89 +1,54 @@
 """Real parts for the play-by-email tests: the app on a migrated database, the mail-in
 listener (the CLI's handler, in-process on a free port), an SMTP sink for what the worker
-sends, and replies written the way real mail clients write them."""
+sends, and replies written the way real mail clients write them. The SMTP sink, ports and app
+config are testkit.py's."""
 
 from __future__ import annotations
 
-import email
-import email.policy
 import re
 import secrets
 import smtplib
-import socket
-import threading
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
-import flask_migrate
 import sqlalchemy as sa
-from aiosmtpd.controller import Controller
 from flask import Flask
 
 from dos_engine import Game
-from dos_server import create_app, worker
+from dos_server import worker
 from dos_server.extensions import db
 from dos_server.mailin import make_controller
 from dos_server.models import EventRow, GameRow, InboundMessageRow, NotificationRow
+from testkit import SmtpSink, build_app, dispose, free_port
 
-SECRET = "test-secret"
 DOMAIN = "play.test"
 INBOUND_SECRET = "inbound-secret-for-tests"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class SmtpSink:
-    """aiosmtpd on loopback collecting what the worker sends."""
-
-    def __init__(self) -> None:
-        self.raw: list[tuple[list[str], bytes]] = []
-        self.lock = threading.Lock()
-        self.controller = Controller(self, hostname="127.0.0.1", port=free_port())
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
-        with self.lock:
-            self.raw.append((list(envelope.rcpt_tos), bytes(envelope.content)))
-        return "250 OK"
-
-    def to(self, address: str) -> list[EmailMessage]:
-        with self.lock:
-            raw = [content for rcpts, content in self.raw if address in rcpts]
-        return [email.message_from_bytes(c, policy=email.policy.default)  # type: ignore[misc]
-                for c in raw]
+ANN, BJORN = "ann@example.org", "bjorn@example.org"
+SEATS = [{"name": "Ann", "email": ANN}, {"name": "Bjørn Ødegård", "email": BJORN},
+         {"bot": "greedy"}]
 
 
 class MailWorld:
     def __init__(self, url: str, tmp_path: Path) -> None:
         self.sink = SmtpSink()
-        self.app: Flask = create_app({
-            "TESTING": True, "SECRET_KEY": SECRET, "SQLALCHEMY_DATABASE_URI": url,
-            "RATELIMIT_ENABLED": False, "INSTANCE_PATH": str(tmp_path / "instance"),
-            "SMTP_HOST": "127.0.0.1", "SMTP_PORT": self.sink.controller.port,
-            "SMTP_SECURITY": "none", "MAIL_DOMAIN": DOMAIN,
-            "MAIL_FROM": f"DOS by mail <dos@{DOMAIN}>", "INBOUND_SECRET": INBOUND_SECRET,
-        })
-        with self.app.app_context():
-            flask_migrate.upgrade()
-            db.session.remove()
+        self.app: Flask = build_app(
+            url, INSTANCE_PATH=str(tmp_path / "instance"),
+            SMTP_HOST="127.0.0.1", SMTP_PORT=self.sink.port, SMTP_SECURITY="none",
+            MAIL_DOMAIN=DOMAIN, MAIL_FROM=f"DOS by mail <dos@{DOMAIN}>",
+            INBOUND_SECRET=INBOUND_SECRET)
         self.listener = make_controller(self.app, "127.0.0.1", free_port())
         self.client = self.app.test_client()
 
     def start(self) -> MailWorld:
-        self.sink.controller.start()
+        self.sink.start()
         self.listener.start()
         return self
 
     def stop(self) -> None:
         self.listener.stop()
-        self.sink.controller.stop()
-        with self.app.app_context():
-            db.session.remove()
-            db.engine.dispose()
+        self.sink.stop()
+        dispose(self.app)
 
     # -- the server side ----------------------------------------------------------------------
 
@@ -136,6 +101,37 @@ class MailWorld:
                 smtp.sendmail(sender, [to], message)
             else:
                 smtp.send_message(message, sender, [to])
+
+
+# -- a game of SEATS: Ann and Bjørn by email, and a bot ------------------------------------------
+
+
+def new_game(world: MailWorld, **options: Any) -> str:
+    """A game of ``SEATS``, its first emails sent."""
+    game_id = world.create(SEATS, **options)
+    world.run_worker()
+    return game_id
+
+
+def current(world: MailWorld, game_id: str) -> tuple[int, str, Game]:
+    """The game's version, the address of the seat to move ("" for the bot), and its state."""
+    version, _, state = world.game(game_id)
+    return version, [ANN, BJORN, ""][state.current], state
+
+
+def latest(world: MailWorld, address: str) -> EmailMessage:
+    """The last email to ``address`` that can be answered."""
+    messages = [m for m in world.sink.to(address) if m["Reply-To"]]
+    assert messages, f"no email with a reply address reached {address}"
+    return messages[-1]
+
+
+def emails(world: MailWorld, address: str, event: str) -> list[EmailMessage]:
+    """The emails to ``address`` about ``event`` (their X-DOS-Event)."""
+    return [m for m in world.sink.to(address) if m["X-DOS-Event"] == event]
+
+
+# -- the player's mail client -----------------------------------------------------------------
 
 
 def reply_to(message: EmailMessage) -> str:

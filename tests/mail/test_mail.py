@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import random
 import smtplib
-from email.message import EmailMessage
 
 import pytest
 from mailtest_helpers import (
+    ANN,
+    BJORN,
     DOMAIN,
     INBOUND_SECRET,
     STYLES,
     MailWorld,
+    latest,
     moves_of,
+    new_game,
     reply_to,
     text_of,
     token_version,
@@ -25,21 +28,9 @@ from dos_server.extensions import db
 from dos_server.models import SeatRow
 from dos_server.services.inbound import command_lines, html_to_text
 
-ANN, BJORN = "ann@example.org", "bjorn@example.org"
-SEATS = [{"name": "Ann", "email": ANN}, {"name": "Bjørn Ødegård", "email": BJORN},
-         {"bot": "greedy"}]
-
 
 def _new_game(world: MailWorld) -> str:
-    game_id = world.create(SEATS, target_score=1)
-    world.run_worker()
-    return game_id
-
-
-def _latest(world: MailWorld, address: str) -> EmailMessage:
-    messages = [m for m in world.sink.to(address) if m["Reply-To"]]
-    assert messages, f"no email with a reply address reached {address}"
-    return messages[-1]
+    return new_game(world, target_score=1)
 
 
 def _current(world: MailWorld, game_id: str) -> tuple[int, str]:
@@ -55,7 +46,7 @@ def test_a_whole_game_by_email_replies_only(world: MailWorld) -> None:
         if status == "finished":
             break
         address = [ANN, BJORN][state.current]
-        email_in = _latest(world, address)
+        email_in = latest(world, address)
         assert token_version(reply_to(email_in)) == version  # every email shows the present
         listed = moves_of(email_in)
         assert listed, text_of(email_in)
@@ -79,7 +70,7 @@ def test_a_whole_game_by_email_replies_only(world: MailWorld) -> None:
 def test_reply_is_threaded_and_other_seats_are_notified(world: MailWorld) -> None:
     game_id = _new_game(world)
     _, address = _current(world, game_id)
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     other = BJORN if address == ANN else ANN
     before_other = len(world.sink.to(other))
     reply = write_reply("gmail", email_in, "draw", address)
@@ -103,7 +94,7 @@ def test_commands_show_moves_history_help_change_nothing(world: MailWorld) -> No
     events = world.event_count(game_id)
     for command, expected in (("show", "Center Row:"), ("Moves", "Your moves:"),
                               ("history", "events of game"), ("help", "How to play by email")):
-        email_in = _latest(world, address)
+        email_in = latest(world, address)
         world.send(write_reply("outlook", email_in, command, address), address,
                    reply_to(email_in))
         world.run_worker()
@@ -115,7 +106,7 @@ def test_commands_show_moves_history_help_change_nothing(world: MailWorld) -> No
 def test_resign_by_email(world: MailWorld) -> None:
     game_id = _new_game(world)
     _, address = _current(world, game_id)
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     world.send(write_reply("base64", email_in, "resign", address), address, reply_to(email_in))
     world.run_worker()
     assert "You resigned" in text_of(world.sink.to(address)[-1])
@@ -126,7 +117,7 @@ def test_resign_by_email(world: MailWorld) -> None:
 def test_stale_list_and_reused_token(world: MailWorld) -> None:
     game_id = _new_game(world)
     version, address = _current(world, game_id)
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     world.send(write_reply("gmail", email_in, "1", address), address, reply_to(email_in))
     world.run_worker()
     after = world.game(game_id)[0]
@@ -147,7 +138,7 @@ def test_forged_token_and_another_seats_token(world: MailWorld) -> None:
     game_id = _new_game(world)
     version, address = _current(world, game_id)
     other = BJORN if address == ANN else ANN
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     good = reply_to(email_in)
     local, _, host = good.partition("@")
     forged = local[:-3] + ("aaa" if not local.endswith("aaa") else "bbb") + "@" + host
@@ -165,7 +156,7 @@ def test_forged_token_and_another_seats_token(world: MailWorld) -> None:
         world.send(message, address, tampered)
         assert world.inbound()[-1][1] == "bad-token"
     # The other seat's email, answered from this seat's address: From mismatch.
-    other_email = _latest(world, address)
+    other_email = latest(world, address)
     with world.app.app_context():
         other_seat = db.session.execute(db.select(SeatRow).where(
             SeatRow.game_id == game_id, SeatRow.index == [ANN, BJORN].index(other))).scalar_one()
@@ -191,7 +182,7 @@ def test_illegal_move_names_the_rule(world: MailWorld) -> None:
     _, _, state = world.game(game_id)
     hand = {c.code for c in state.hands[state.current]}
     missing = next(c for c in ("R5", "G7", "B9", "Y3", "R10", "G4") if c not in hand)
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     world.send(write_reply("html", email_in, f"m1 {missing}", address), address,
                reply_to(email_in))
     world.run_worker()
@@ -206,7 +197,7 @@ def test_illegal_move_names_the_rule(world: MailWorld) -> None:
 def test_same_message_twice_is_handled_once(world: MailWorld) -> None:
     game_id = _new_game(world)
     version, address = _current(world, game_id)
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     message = write_reply("gmail", email_in, "1", address)
     world.send(message, address, reply_to(email_in))
     world.send(message, address, reply_to(email_in))
@@ -222,7 +213,7 @@ def test_same_message_twice_is_handled_once(world: MailWorld) -> None:
 def test_big_message_and_foreign_recipients_are_refused(world: MailWorld) -> None:
     game_id = _new_game(world)
     version, address = _current(world, game_id)
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     big = write_reply("gmail", email_in, "1", address)
     big.add_attachment(b"x" * (10 * 1024 * 1024), maintype="application", subtype="octet-stream")
     with pytest.raises(smtplib.SMTPSenderRefused) as refused:  # refused at MAIL FROM SIZE=
@@ -245,7 +236,7 @@ def test_big_message_and_foreign_recipients_are_refused(world: MailWorld) -> Non
 def test_malformed_mime_and_garbage_change_nothing(world: MailWorld) -> None:
     game_id = _new_game(world)
     version, address = _current(world, game_id)
-    target = reply_to(_latest(world, address))
+    target = reply_to(latest(world, address))
     broken = (f"From: {address}\r\nTo: {target}\r\nSubject: Re: x\r\nMessage-ID: <b1@x>\r\n"
               "MIME-Version: 1.0\r\nContent-Type: multipart/alternative\r\n\r\n"
               "--nothing\r\nContent-Type: text/plain; charset=klingon\r\n"
@@ -263,7 +254,7 @@ def test_malformed_mime_and_garbage_change_nothing(world: MailWorld) -> None:
 def test_post_hook(world: MailWorld) -> None:
     game_id = _new_game(world)
     version, address = _current(world, game_id)
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     raw = bytes(write_reply("qp", email_in, "1", address))
     assert world.client.post("/inbound/email", data=raw).status_code == 401
     assert world.client.post("/inbound/email", data=raw,
@@ -285,7 +276,7 @@ def test_post_hook(world: MailWorld) -> None:
 def test_automatic_mail_is_never_answered(world: MailWorld) -> None:
     game_id = _new_game(world)
     version, address = _current(world, game_id)
-    email_in = _latest(world, address)
+    email_in = latest(world, address)
     away = write_reply("gmail", email_in, "I am on holiday until Monday.", address)
     away["Auto-Submitted"] = "auto-replied"
     world.send(away, address, reply_to(email_in))

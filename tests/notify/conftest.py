@@ -4,33 +4,22 @@ receiver on loopback. Every port is chosen free, so pytest-xdist workers never c
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from flask import Flask
+from notify_helpers import Receiver
 
-sys.path.insert(0, str(Path(__file__).parent))
+from testkit import SmtpSink, app_factory, backend, db_url
 
-from notify_helpers import Receiver, SmtpSink, build_app
-
-from db_backends import dispose
+__all__ = ["backend", "db_url", "mail_app", "make_app", "receiver", "smtp"]
 
 
 @pytest.fixture
 def make_app(db_url: str, tmp_path: Path) -> Iterator[Callable[..., Flask]]:
-    apps: list[Flask] = []
-
-    def make(**config: Any) -> Flask:
-        app = build_app(db_url, tmp_path, migrate=not apps, **config)
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        dispose(app)
+    with app_factory(db_url, INSTANCE_PATH=str(tmp_path / "instance")) as make:
+        yield make
 
 
 @pytest.fixture

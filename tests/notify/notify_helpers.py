@@ -1,13 +1,11 @@
-"""Real parts for the notification tests: an SMTP sink, a webhook receiver, a fake clock."""
+"""Real parts for the notification tests: a webhook receiver, a fake clock, the worker in-process
+and as a process, API calls. The SMTP sink, ports and app config are testkit.py's."""
 
 from __future__ import annotations
 
-import email
-import email.policy
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import threading
@@ -15,49 +13,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import flask_migrate
 import sqlalchemy as sa
-from aiosmtpd.controller import Controller
 from flask import Flask
 from flask.testing import FlaskClient
 from standardwebhooks.webhooks import Webhook
 
-from dos_server import create_app, worker
+from dos_server import worker
 from dos_server.extensions import db
 from dos_server.models import DeliveryAttemptRow, NotificationRow
+from testkit import PYTHONPATH, SECRET
 
-SECRET = "test-secret"
-ROOT = Path(__file__).resolve().parents[2]
 FLASK = str(Path(sys.executable).parent / "flask")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-# -- databases -----------------------------------------------------------------------------
-
-
-def build_app(url: str, tmp_path: Path, migrate: bool, **config: Any) -> Flask:
-    app = create_app({
-        "TESTING": True,
-        "SECRET_KEY": SECRET,
-        "SQLALCHEMY_DATABASE_URI": url,
-        "RATELIMIT_ENABLED": False,
-        "INSTANCE_PATH": str(tmp_path / "instance"),
-        **config,
-    })
-    if migrate:
-        with app.app_context():
-            flask_migrate.upgrade()
-    return app
 
 
 # -- the clock and the worker in-process ---------------------------------------------------
@@ -171,44 +141,6 @@ def play_to_end(client: FlaskClient, game_id: str, tokens: dict[int, str],
     raise AssertionError("the game did not finish")
 
 
-# -- SMTP ------------------------------------------------------------------------------------
-
-
-class SmtpSink:
-    """aiosmtpd on loopback; ``messages`` are parsed with the standard ``email`` package."""
-
-    def __init__(self, port: int | None = None) -> None:
-        self.port = port or free_port()
-        self.raw: list[tuple[str, list[str], bytes]] = []
-        self.lock = threading.Lock()
-        self.controller: Controller | None = None
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
-        with self.lock:
-            self.raw.append((envelope.mail_from, list(envelope.rcpt_tos), bytes(envelope.content)))
-        return "250 OK"
-
-    def start(self) -> SmtpSink:
-        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
-        self.controller.start()
-        return self
-
-    def stop(self) -> None:
-        if self.controller is not None:
-            self.controller.stop()
-            self.controller = None
-
-    @property
-    def messages(self) -> list[EmailMessage]:
-        with self.lock:
-            raw = list(self.raw)
-        return [email.message_from_bytes(content, policy=email.policy.default)  # type: ignore[misc]
-                for _, _, content in raw]
-
-    def to(self, address: str) -> list[EmailMessage]:
-        return [m for m in self.messages if m["To"] == address]
-
-
 # -- webhooks --------------------------------------------------------------------------------
 
 
@@ -315,7 +247,7 @@ def worker_process(url: str, tmp_path: Path, **env: str) -> subprocess.Popen[byt
         "SECRET_KEY": SECRET,
         "DOS_INSTANCE_PATH": str(tmp_path / "instance"),
         "DOS_WORKER_POLL_SECONDS": "0.05",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "client")]),
+        "PYTHONPATH": PYTHONPATH,
         **env,
     }
     log = open(tmp_path / f"worker-{secrets.token_hex(3)}.log", "wb")  # noqa: SIM115

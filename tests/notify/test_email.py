@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 from flask import Flask
 from flask.testing import FlaskClient
 from notify_helpers import (
-    SmtpSink,
     auth,
     create,
     current,
@@ -20,6 +19,8 @@ from notify_helpers import (
     rows,
     run_worker,
 )
+
+from testkit import SmtpSink
 
 ANN, BOB = "ann@example.org", "bob@example.org"
 

@@ -13,16 +13,16 @@ from flask.testing import FlaskClient
 from notify_helpers import (
     FakeClock,
     Receiver,
-    SmtpSink,
     attempts,
     create,
-    free_port,
     rows,
     run_worker,
     verify,
     wait_for,
     worker_process,
 )
+
+from testkit import SmtpSink, free_port
 
 
 def test_smtp_down_then_up_loses_nothing(make_app: Callable[..., Flask]) -> None:

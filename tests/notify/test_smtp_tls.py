@@ -3,37 +3,36 @@ its certificate issued by a test CA (trustme) that the app trusts through SMTP_C
 
 from __future__ import annotations
 
-import email
-import email.policy
 import ssl
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trustme
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from flask import Flask
-from notify_helpers import create, free_port, rows, run_worker
+from notify_helpers import create, rows, run_worker
+
+from testkit import SmtpSink
 
 USER, PASSWORD = "dos-mailer", "correct horse battery staple"
 
 
-class TlsSink:
+class TlsSink(SmtpSink):
     """Collects messages; accepts only USER/PASSWORD, and only over TLS."""
 
-    def __init__(self) -> None:
-        self.messages: list[email.message.EmailMessage] = []
+    def __init__(self, context: ssl.SSLContext, implicit: bool) -> None:
+        options: dict[str, Any] = {"authenticator": self.authenticate, "auth_require_tls": True,
+                                   "server_hostname": "127.0.0.1"}
+        if implicit:
+            # aiosmtpd only counts STARTTLS as TLS for auth_require_tls; here the whole
+            # connection is TLS already.
+            options.update(ssl_context=context, auth_require_tls=False)
+        else:
+            options.update(tls_context=context, require_starttls=True)
+        super().__init__(**options)
         self.logins: list[str] = []
-        self.lock = threading.Lock()
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
-        parsed = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        with self.lock:
-            self.messages.append(parsed)  # type: ignore[arg-type]
-        return "250 OK"
 
     def authenticate(self, server: Any, session: Any, envelope: Any, mechanism: str,
                      auth_data: Any) -> AuthResult:
@@ -55,30 +54,14 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLConte
     return server_context, ca_file
 
 
-def _serve(sink: TlsSink, context: ssl.SSLContext, implicit: bool) -> Controller:
-    port = free_port()
-    options: dict[str, Any] = {"authenticator": sink.authenticate, "auth_require_tls": True}
-    if implicit:
-        # aiosmtpd only counts STARTTLS as TLS for auth_require_tls; here the whole
-        # connection is TLS already.
-        options.update(ssl_context=context, auth_require_tls=False)
-    else:
-        options.update(tls_context=context, require_starttls=True)
-    controller = Controller(sink, hostname="127.0.0.1", port=port, server_hostname="127.0.0.1",
-                            **options)
-    controller.start()
-    return controller
-
-
 @pytest.fixture(params=["starttls", "ssl"])
 def tls_server(request: pytest.FixtureRequest,
                certificates: tuple[ssl.SSLContext, Path]) -> Iterator[tuple[str, int, TlsSink]]:
-    sink = TlsSink()
-    controller = _serve(sink, certificates[0], implicit=request.param == "ssl")
+    sink = TlsSink(certificates[0], implicit=request.param == "ssl").start()
     try:
-        yield request.param, controller.port, sink
+        yield request.param, sink.port, sink
     finally:
-        controller.stop()
+        sink.stop()
 
 
 def test_email_goes_over_tls_with_a_login(

@@ -14,7 +14,6 @@ from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow
 
 PROBLEM_JSON = "application/problem+json"
-SECRET = "test-secret"
 
 Observer = Callable[[str, int | None, Any], None]
 

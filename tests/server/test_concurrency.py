@@ -12,24 +12,17 @@ import pytest
 import requests
 from flask import Flask
 from server_helpers import auth, create, join, stored_state, stored_version
-from werkzeug.serving import make_server
 
 from dos_engine import GameRecord, replay
 from dos_server.extensions import db
 from dos_server.models import EventRow
+from testkit import serving
 
 
 @pytest.fixture
 def base_url(app: Flask) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.port}"
-    finally:
-        server.shutdown()
-        thread.join(10)
-        server.server_close()
+    with serving(app) as url:
+        yield url
 
 
 def _game(app: Flask) -> tuple[str, dict[int, str]]:

@@ -5,18 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import flask_migrate
 import pytest
 import sqlalchemy as sa
 from flask import Flask
-from server_db import app_config, dispose, upgrade
 
 from dos_server import create_app
 from dos_server.extensions import db
+from testkit import ROOT, app_config, dispose, upgrade
 
-ROOT = Path(__file__).resolve().parents[2]
 TABLES = {"games", "seats", "game_events", "idempotency_keys"}
 
 

@@ -14,7 +14,6 @@ from flask import Flask
 from flask.testing import FlaskClient
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
 from server_helpers import (
-    SECRET,
     assert_problem,
     auth,
     create,
@@ -29,6 +28,7 @@ from dos_server.extensions import db
 from dos_server.logs import JsonFormatter
 from dos_server.models import SeatRow
 from dos_server.tokens import SALTS
+from testkit import SECRET
 
 
 @pytest.fixture
