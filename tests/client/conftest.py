@@ -24,6 +24,7 @@ def server_url(tmp_path: Path) -> Iterator[str]:
         "SECRET_KEY": "client-test-secret",
         "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'dos.sqlite3'}",
         "RATELIMIT_ENABLED": False,
+        "WEBHOOK_ALLOW_PRIVATE": True,
     })
     with app.app_context():
         flask_migrate.upgrade()

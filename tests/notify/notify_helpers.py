@@ -52,6 +52,7 @@ def build_app(url: str, tmp_path: Path, migrate: bool, **config: Any) -> Flask:
         "SQLALCHEMY_DATABASE_URI": url,
         "RATELIMIT_ENABLED": False,
         "INSTANCE_PATH": str(tmp_path / "instance"),
+        "WEBHOOK_ALLOW_PRIVATE": True,  # the receiver is on loopback
         **config,
     })
     if migrate:
@@ -315,6 +316,7 @@ def worker_process(url: str, tmp_path: Path, **env: str) -> subprocess.Popen[byt
         "SECRET_KEY": SECRET,
         "DOS_INSTANCE_PATH": str(tmp_path / "instance"),
         "DOS_WORKER_POLL_SECONDS": "0.05",
+        "DOS_WEBHOOK_ALLOW_PRIVATE": "true",
         "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "client")]),
         **env,
     }
