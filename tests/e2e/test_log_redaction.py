@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import shlex
 import sqlite3
-import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
-from e2e_server import BIN, ROOT, free_port, server_env, wait_ready
+from e2e_server import BIN, ROOT, running_gunicorn
 
 ACCESS_FORMAT = ('%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" '
                  'U=%(U)s q=%(q)s raw=%({raw_uri}e)s auth=%({authorization}i)s')
@@ -34,25 +33,14 @@ def procfile_web(port: int) -> list[str]:
 
 
 def test_tokens_never_reach_the_access_log_or_the_app_log(tmp_path: Path) -> None:
-    database = tmp_path / "dos.sqlite3"
-    env = server_env(database)
-    subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
-                   env=env, check=True, capture_output=True, timeout=120)
-    port = free_port()
-    log = tmp_path / "web.log"
-    command = [*procfile_web(port), "--access-logformat", ACCESS_FORMAT]
-    assert "--access-logfile" in command
-    base = f"http://127.0.0.1:{port}"
-    with log.open("w") as log_file:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log_file,
-                                   stderr=subprocess.STDOUT)
-        try:
-            wait_ready(port, process, log)
-            secrets = exercise(base, database)
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-    text = log.read_text()
+    def command(port: int) -> list[str]:
+        args = [*procfile_web(port), "--access-logformat", ACCESS_FORMAT]
+        assert "--access-logfile" in args
+        return args
+
+    with running_gunicorn(tmp_path, command) as server:
+        secrets = exercise(server.url, server.database)
+    text = (tmp_path / "gunicorn.log").read_text()
 
     for name, secret in secrets.items():
         assert secret not in text, f"the {name} appears in the log"
