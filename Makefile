@@ -25,13 +25,16 @@ dev: $(VENV)/.installed-dev
 
 # Upgrades the database (SQLite in server/instance/ unless DATABASE_URL says otherwise), then
 # serves the API on http://127.0.0.1:5000 under gunicorn beside the notification worker.
-# Ctrl-C stops both.
+# Ctrl-C stops both. Webhooks may go to private addresses here (a receiver on localhost);
+# production refuses them (DOS_WEBHOOK_ALLOW_PRIVATE unset).
 run: install
 	$(VENV)/bin/flask --app dos_server db upgrade
 	@echo "DOS by mail on http://127.0.0.1:5000 (web + worker); Ctrl-C stops both."
+	export DOS_WEBHOOK_ALLOW_PRIVATE=true; \
 	$(VENV)/bin/flask --app dos_server worker & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
-	$(VENV)/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --threads 4 dos_server.wsgi:app
+	$(VENV)/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --threads 4 \
+		--logger-class dos_server.logs.GunicornLogger dos_server.wsgi:app
 
 demo: install
 	$(PY) -m dos_engine demo

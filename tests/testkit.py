@@ -110,6 +110,7 @@ def app_config(url: str, **config: Any) -> dict[str, Any]:
         "SQLALCHEMY_DATABASE_URI": url,
         # Tests create many games from one address; the limits are not under test here.
         "RATELIMIT_ENABLED": False,
+        "WEBHOOK_ALLOW_PRIVATE": True,  # receivers are on loopback; no DNS for test URLs
         **config,
     }
 

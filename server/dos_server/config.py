@@ -47,6 +47,9 @@ DEFAULTS: dict[str, Any] = {
     "WORKER_LEASE_SECONDS": 120,
     "RETRY_SCHEDULE": [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
     "WEBHOOK_TIMEOUT": 15,
+    # Webhook URLs must resolve to public internet addresses (no loopback, private networks,
+    # link-local/cloud metadata, ...); true only for development and tests.
+    "WEBHOOK_ALLOW_PRIVATE": False,
     "API_TITLE": "DOS by mail",
     "API_VERSION": "1",
     "OPENAPI_VERSION": "3.0.3",
@@ -77,6 +80,9 @@ def load_config(app: Flask, test_config: dict[str, Any] | None) -> None:
     schedule = app.config["RETRY_SCHEDULE"]
     if isinstance(schedule, str):  # from the environment: comma-separated seconds
         app.config["RETRY_SCHEDULE"] = [float(x) for x in schedule.split(",") if x.strip()]
+    allow = app.config["WEBHOOK_ALLOW_PRIVATE"]
+    if isinstance(allow, str):  # from the environment, spelled some other way than JSON
+        app.config["WEBHOOK_ALLOW_PRIVATE"] = allow.strip().lower() in ("1", "true", "yes", "on")
     fallbacks = app.config["SECRET_KEY_FALLBACKS"]
     if isinstance(fallbacks, str):  # from the environment: comma-separated
         app.config["SECRET_KEY_FALLBACKS"] = [k for k in fallbacks.split(",") if k]

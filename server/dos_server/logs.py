@@ -1,13 +1,55 @@
-"""JSON log lines with a request id; tokens never appear (we log paths, not headers)."""
+"""JSON log lines with a request id; tokens never appear.
+
+We log paths, never headers, and every logged path, query and message passes through
+:func:`redact`, which blanks the token in unsubscribe links (``/api/unsubscribe/<token>``), in
+query parameters named like ``token``, in play-by-email reply addresses and anything shaped
+like one of our signed tokens. :class:`GunicornLogger` does the same for gunicorn's access log
+(``--logger-class dos_server.logs.GunicornLogger``, as in the Procfile and ``make run``).
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import time
+from datetime import timedelta
+from typing import Any
+from urllib.parse import unquote
 
 from flask import Flask, Response, g, request
+from gunicorn.glogging import Logger as _GunicornBaseLogger  # type: ignore[import-untyped]
+
+REDACTED = "[redacted]"
+_SECRET_PATTERNS = [
+    # /api/unsubscribe/<token> (and any other ``.../unsubscribe/<token>`` link)
+    (re.compile(r"(/unsubscribe/)[^/?#\s\"']+", re.IGNORECASE), r"\1" + REDACTED),
+    # ?token=..., &invite_token=..., in a query string or a whole URI
+    (re.compile(r"((?:^|[?&;])[^=&;?\s]*token[^=&;?\s]*=)[^&;#\s\"']*", re.IGNORECASE),
+     r"\1" + REDACTED),
+    # play-by-email reply addresses: play+<token>@domain
+    (re.compile(r"(play\+)[^@\s\"'<>]+(@)", re.IGNORECASE), r"\1" + REDACTED + r"\2"),
+    # an itsdangerous URLSafeTimedSerializer token anywhere: payload.timestamp.signature
+    (re.compile(r"\.?[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}"), REDACTED),
+]
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _redact_plain(text: str) -> str:
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact(text: str) -> str:
+    """``text`` without any token we know the shape of (also when it is percent-encoded)."""
+    cleaned = _redact_plain(text)
+    if "%" in cleaned:
+        decoded = unquote(cleaned)
+        if _redact_plain(decoded) != decoded:  # a token hidden by percent-encoding
+            return _UNPRINTABLE.sub("?", _redact_plain(decoded))
+    return cleaned
 
 
 class JsonFormatter(logging.Formatter):
@@ -16,14 +58,35 @@ class JsonFormatter(logging.Formatter):
             "time": self.formatTime(record),
             "level": record.levelname,
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": redact(record.getMessage()),
         }
         for key in ("request_id", "method", "path", "status", "ms"):
             if hasattr(record, key):
-                entry[key] = getattr(record, key)
+                value = getattr(record, key)
+                entry[key] = redact(value) if isinstance(value, str) else value
         if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info)
+            entry["error"] = redact(self.formatException(record.exc_info))
         return json.dumps(entry)
+
+
+class GunicornLogger(_GunicornBaseLogger):  # type: ignore[misc]
+    """gunicorn's logger with tokens redacted from every access-log atom.
+
+    The request line (``r``), path (``U``), query (``q``), referer and every ``{...}e``
+    environ value (``RAW_URI``, ``PATH_INFO``, ...) pass through :func:`redact`;
+    credentials headers (``Authorization``, ``Cookie``) are never printed, whatever
+    ``--access-logformat`` asks for.
+    """
+
+    def atoms(self, resp: Any, req: Any, environ: dict[str, Any],
+              request_time: timedelta) -> dict[str, Any]:
+        atoms: dict[str, Any] = super().atoms(resp, req, environ, request_time)
+        for key, value in atoms.items():
+            if any(word in key for word in ("authorization", "cookie")):
+                atoms[key] = REDACTED
+            elif isinstance(value, str):
+                atoms[key] = redact(value)
+        return atoms
 
 
 def init_logging(app: Flask) -> None:
@@ -48,7 +111,8 @@ def init_logging(app: Flask) -> None:
         if not app.config.get("TESTING"):
             access.info("request", extra={
                 "request_id": g.get("request_id"), "method": request.method,
-                # request.path never includes the query string or headers, so no token.
+                # request.path never includes the query string or headers; the formatter
+                # redacts the token of an unsubscribe link in it.
                 "path": request.path, "status": response.status_code,
                 "ms": round((time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 1),
             })

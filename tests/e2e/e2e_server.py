@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,9 +56,10 @@ def wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
     pytest.fail(f"gunicorn not ready within 30 s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture(scope="module")
-def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("gunicorn")
+@contextmanager
+def running_gunicorn(tmp: Path, command: Callable[[int], list[str]]) -> Iterator[Server]:
+    """A new migrated SQLite database in ``tmp``, then ``command(port)`` (gunicorn) serving it,
+    its output in ``tmp / "gunicorn.log"``; stopped (and the log flushed) on exit."""
     database = tmp / "dos.sqlite3"
     env = server_env(database)
     subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
@@ -65,10 +67,8 @@ def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
     port = free_port()
     log = tmp / "gunicorn.log"
     with log.open("w") as log_file:
-        process = subprocess.Popen(
-            [str(BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "2", "--threads", "4",
-             "--graceful-timeout", "5", "dos_server.wsgi:app"],
-            cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command(port), cwd=ROOT, env=env, stdout=log_file,
+                                   stderr=subprocess.STDOUT)
         try:
             wait_ready(port, process, log)
             yield Server(f"http://127.0.0.1:{port}", database)
@@ -79,3 +79,11 @@ def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@pytest.fixture(scope="module")
+def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_gunicorn(tmp_path_factory.mktemp("gunicorn"), lambda port: [
+            str(BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "2", "--threads", "4",
+            "--graceful-timeout", "5", "dos_server.wsgi:app"]) as server:
+        yield server

@@ -247,6 +247,7 @@ def worker_process(url: str, tmp_path: Path, **env: str) -> subprocess.Popen[byt
         "SECRET_KEY": SECRET,
         "DOS_INSTANCE_PATH": str(tmp_path / "instance"),
         "DOS_WORKER_POLL_SECONDS": "0.05",
+        "DOS_WEBHOOK_ALLOW_PRIVATE": "true",
         "PYTHONPATH": PYTHONPATH,
         **env,
     }

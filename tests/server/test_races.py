@@ -8,7 +8,6 @@ a request that waited for another writer sees that writer's committed rows.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -20,13 +19,11 @@ from typing import Any
 
 import pytest
 import requests
-from server_db import build_app, dispose
-from server_helpers import SECRET
 
 from dos_server.extensions import db
 from dos_server.models import EventRow, SeatRow
+from testkit import ROOT, SECRET, build_app, dispose, free_port
 
-ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
@@ -40,17 +37,11 @@ class Live:
         return requests.post(self.url + path, headers=headers, timeout=30, **kwargs)
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def live(db_url: str, tmp_path: Path) -> Iterator[Live]:
     """gunicorn with 3 worker processes of 4 threads on this test's (migrated) database."""
     dispose(build_app(db_url))
-    port = _port()
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server"), "DATABASE_URL": db_url,
            "SECRET_KEY": SECRET, "DOS_RATELIMIT_ENABLED": "false"}
     log = tmp_path / "gunicorn.log"

@@ -14,13 +14,13 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from itsdangerous import URLSafeTimedSerializer
-from server_db import app_config, dispose, upgrade
-from server_helpers import SECRET, assert_problem, auth, create, join
+from server_helpers import assert_problem, auth, create, join
 
 from dos_server import create_app, tokens
 from dos_server.extensions import db
 from dos_server.models import NotificationRow, SeatRow
 from dos_server.services import access
+from testkit import SECRET, app_config, dispose, upgrade
 
 Held = tuple[str, str, str]  # (purpose, owner's name, token)
 

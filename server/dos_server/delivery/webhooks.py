@@ -12,18 +12,25 @@ import requests
 from flask import current_app
 from standardwebhooks.webhooks import Webhook
 
+from dos_server import netguard
 from dos_server.delivery.email import DeliveryError
 
-_SESSIONS: dict[int, requests.Session] = {}
+_SESSIONS: dict[tuple[int, bool], requests.Session] = {}
 
 
-def _session() -> requests.Session:
-    """One keep-alive session per worker process (a new TCP connection per webhook costs)."""
-    pid = os.getpid()
-    if pid not in _SESSIONS:
-        _SESSIONS.clear()
-        _SESSIONS[pid] = requests.Session()
-    return _SESSIONS[pid]
+def _session(allow_private: bool) -> requests.Session:
+    """One keep-alive session per worker process (a new TCP connection per webhook costs).
+
+    Unless private addresses are allowed, it is a :class:`netguard.PinnedSession`: every new
+    connection resolves the host once, refuses it unless every address is public, and
+    connects to the address it checked (DNS that changed since the URL was set is caught).
+    """
+    key = (os.getpid(), allow_private)
+    if key not in _SESSIONS:
+        if not any(pid == key[0] for pid, _ in _SESSIONS):
+            _SESSIONS.clear()  # a forked child does not share its parent's sockets
+        _SESSIONS[key] = requests.Session() if allow_private else netguard.PinnedSession()
+    return _SESSIONS[key]
 
 
 def body_of(payload: dict[str, Any]) -> str:
@@ -32,7 +39,15 @@ def body_of(payload: dict[str, Any]) -> str:
 
 
 def send(target: str, payload: dict[str, Any], message_id: str) -> None:
-    """POST the event; 2xx is success. The same ``webhook-id`` is used on every retry."""
+    """POST the event; 2xx is success. The same ``webhook-id`` is used on every retry.
+
+    A URL we may not call (see :mod:`dos_server.netguard`) is a permanent failure.
+    """
+    allow_private = bool(current_app.config["WEBHOOK_ALLOW_PRIVATE"])
+    try:
+        netguard.split_url(target)
+    except netguard.UnsafeUrl as error:
+        raise DeliveryError(f"refused {target}: {error}", permanent=True) from None
     body = body_of(payload)
     now = datetime.now(UTC)
     signature = Webhook(payload["secret"]).sign(message_id, now, body)
@@ -44,9 +59,11 @@ def send(target: str, payload: dict[str, Any], message_id: str) -> None:
         "user-agent": "dos-by-mail-webhooks",
     }
     try:
-        response = _session().post(target, data=body.encode(), headers=headers,
-                                 timeout=float(current_app.config["WEBHOOK_TIMEOUT"]),
-                                 allow_redirects=False)
+        response = _session(allow_private).post(
+            target, data=body.encode(), headers=headers,
+            timeout=float(current_app.config["WEBHOOK_TIMEOUT"]), allow_redirects=False)
+    except netguard.UnsafeUrl as error:
+        raise DeliveryError(f"refused {target}: {error}", permanent=True) from None
     except requests.RequestException as error:
         raise DeliveryError(f"POST {target}: {type(error).__name__}: {error}") from None
     if 200 <= response.status_code < 300:

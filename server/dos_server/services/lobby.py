@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from flask import current_app
+
 from dos_engine import Game, InvalidOptionsError, Options
-from dos_server import tokens
+from dos_server import netguard, tokens
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import GameRow, SeatRow, as_utc, new_seat_id, utcnow
@@ -71,6 +73,8 @@ def create_game(
     except InvalidOptionsError as error:
         raise _invalid(str(error)) from None
     _check_unique_names([spec.name or (spec.bot and f"{spec.bot}-bot") for spec in seats])
+    for index, spec in enumerate(seats):
+        _check_webhook_url(spec.webhook_url, ("seats", str(index), "webhook_url"))
     with write_transaction():
         game = GameRow(
             id=_new_id(),
@@ -241,6 +245,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
                       webhook_url: str | None, events: dict[str, list[str]] | None,
                       fields: set[str], digest: bool | None = None) -> dict[str, Any]:
     """Change a seat's channels and the events each receives (host or the seat itself)."""
+    if "webhook_url" in fields:
+        _check_webhook_url(webhook_url, ("webhook_url",))  # resolves: before the lock
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         require_seat_or_host(viewer, index, "change its notifications")
@@ -267,6 +273,20 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             "digest": seat.digest,
             "webhook_secret": secret_shown,  # shown once, when the URL is set
         }
+
+
+def _check_webhook_url(url: str | None, where: tuple[str, ...]) -> None:
+    """422 for a URL the worker may not call (private addresses, credentials; netguard)."""
+    if not url:
+        return
+    try:
+        netguard.check_webhook_url(url, bool(current_app.config["WEBHOOK_ALLOW_PRIVATE"]))
+    except netguard.UnsafeUrl as error:
+        errors: dict[str, Any] = {where[-1]: [str(error)]}
+        for key in reversed(where[:-1]):
+            errors = {key: errors}
+        raise Problem(422, "invalid-input", "Invalid input",
+                      f"{'.'.join(where)}: {error}", errors={"json": errors}) from None
 
 
 def _webhook_secret_for(game: GameRow, url: str | None) -> str | None:
