@@ -143,7 +143,10 @@ def _dead_letter(row: NotificationRow) -> None:
     game = db.session.get(GameRow, row.game_id)
     if game is None:
         return
-    seats = [s for s in game.seats if s.index in row.seats]
+    # The seats whose channel this is: by address, not by the row's seat numbers, which name
+    # other seats once seats were renumbered before the start.
+    seats = [s for s in game.seats
+             if (s.email if row.channel == "email" else s.webhook_url) == row.target]
     other = "webhook" if row.channel == "email" else "email"  # the broken one cannot tell
     notify.enqueue(game, "undeliverable", seats, None,
                    {"channel": row.channel, "target": row.target, "event": row.event,

@@ -256,3 +256,29 @@ def flask_migrate_downgrade(revision: str) -> None:
     import flask_migrate
 
     flask_migrate.downgrade(revision=revision)
+
+
+def test_undeliverable_notice_goes_to_the_channels_owner_after_renumbering(
+        app: Flask, client: FlaskClient) -> None:
+    """A dead-lettered email is reported on its owner's webhook, never on the seat that now
+    has the owner's old number (which would show that player someone else's address)."""
+    from dos_server import worker
+
+    seats = [{"name": name, "email": f"{name}@example.org",
+              "webhook_url": f"http://127.0.0.1:9/{name}"} for name in ("ann", "bob", "cat")]
+    game = create(client, [seats[0], {}, seats[1], seats[2]])
+    removed = client.delete(f"/api/games/{game['id']}/seats/1", headers=auth(game["host_token"]))
+    assert removed.status_code == 200
+    with app.app_context():
+        invite = db.session.execute(db.select(NotificationRow).where(
+            NotificationRow.game_id == game["id"], NotificationRow.channel == "email",
+            NotificationRow.target == "bob@example.org",
+            NotificationRow.event == "invited")).scalar_one()
+        assert invite.seats == [2]  # bob's number when the email was queued: now cat's
+        invite.last_error = "550 no such user"
+        worker._dead_letter(invite)
+        db.session.commit()
+        notices = db.session.execute(db.select(NotificationRow).where(
+            NotificationRow.event == "undeliverable")).scalars().all()
+        assert [n.target for n in notices] == ["http://127.0.0.1:9/bob"]
+        db.session.remove()
