@@ -22,6 +22,7 @@ from typing import Any
 
 from dos_engine import (
     DosError,
+    Draw,
     Event,
     Game,
     IllegalActionError,
@@ -215,6 +216,11 @@ def apply_turn(
     if number is not None:
         listed = state.legal_actions(seat)
         if number > len(listed):
+            if state.current != seat:  # the engine's answer, as for a move sent as text
+                try:
+                    state.check(Draw(), seat)
+                except DosError as error:
+                    raise _rule_problem(error) from None
             raise Problem(422, "no-such-action", "No such action",
                           f"there are {len(listed)} legal actions; choose a number from 1 "
                           f"to {len(listed)}" if listed else
@@ -225,17 +231,8 @@ def apply_turn(
     before = TurnMark.of(state)
     try:
         parsed, events = state.play_text(text, seat)
-    except AmbiguousActionError as error:
-        raise Problem(422, "ambiguous-action", "Ambiguous action", str(error),
-                      candidates=[a.text() for a in error.candidates]) from None
-    except NotYourTurnError as error:
-        raise Problem(409, "not-your-turn", "Not your turn", error.detail,
-                      rule=error.rule) from None
-    except IllegalActionError as error:
-        raise Problem(422, "illegal-action", "Illegal action", error.detail,
-                      rule=error.rule) from None
     except DosError as error:
-        raise Problem(400, "invalid-action", "Not an action", str(error)) from None
+        raise _rule_problem(error) from None
     rows = [append_action(game, seat, action.text()) for action in parsed]
     rows = after_move(game, state, before, rows + append_events(game, events))
     db.session.flush()
@@ -245,6 +242,18 @@ def apply_turn(
         "events": [event_out(row, viewer) for row in rows],
         "game": game_body(game, viewer, state),
     }
+
+
+def _rule_problem(error: DosError) -> Problem:
+    """The answer to an engine error, whichever way the move was sent."""
+    if isinstance(error, AmbiguousActionError):
+        return Problem(422, "ambiguous-action", "Ambiguous action", str(error),
+                       candidates=[a.text() for a in error.candidates])
+    if isinstance(error, NotYourTurnError):
+        return Problem(409, "not-your-turn", "Not your turn", error.detail, rule=error.rule)
+    if isinstance(error, IllegalActionError):
+        return Problem(422, "illegal-action", "Illegal action", error.detail, rule=error.rule)
+    return Problem(400, "invalid-action", "Not an action", str(error))
 
 
 def resign(game_id: str, bearer: str | None) -> dict[str, Any]:
