@@ -15,6 +15,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from dos_server.api import games, health, inbound
     from dos_server.config import load_config
     from dos_server.database import configure_engine
+    from dos_server.edge import check_request
     from dos_server.extensions import api, db, limiter, migrate
     from dos_server.logs import init_logging
 
@@ -27,6 +28,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     migrations = app.config.get("MIGRATIONS_DIR", _migrations_dir())
     migrate.init_app(app, db, render_as_batch=True, directory=migrations)
     limiter.init_app(app)
+    app.before_request(check_request)  # path parameters and headers, before any view
     api.init_app(app)
     api.register_blueprint(health.blp)
     api.register_blueprint(games.blp)

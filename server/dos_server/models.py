@@ -16,9 +16,11 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    TypeDecorator,
     UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from dos_server.extensions import db
@@ -44,6 +46,25 @@ def as_utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """``DateTime(timezone=True)`` that is aware UTC on every backend.
+
+    PostgreSQL keeps the offset; SQLite stores the text without it and gives back naive
+    datetimes. Values are converted to UTC on the way in and marked UTC on the way out, so
+    every ``isoformat()`` in an answer carries ``+00:00`` whichever database is behind it.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else as_utc(value).astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None,
+                             dialect: Dialect) -> datetime | None:
+        return None if value is None else as_utc(value).astimezone(UTC)
+
+
 class GameRow(db.Model):  # type: ignore[name-defined,misc]
     __tablename__ = "games"
 
@@ -56,19 +77,19 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     invite_code: Mapped[str] = mapped_column(String(32), unique=True)
     host_token_version: Mapped[int] = mapped_column(Integer, default=1)
     turn_time_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # seconds
-    turn_deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    turn_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     next_seq: Mapped[int] = mapped_column(Integer, default=1)
     # Deadlines, driven by the worker's clock (issue #5): when the current turn began, whether
     # its 80% reminder went out, and what happens at expiry.
-    turn_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
+    turn_started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(),
                                                              nullable=True)
     reminded: Mapped[bool] = mapped_column(default=False)
     timeout_policy: Mapped[str] = mapped_column(String(16), default="random")  # random|greedy
     forfeit_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_days: Mapped[int] = mapped_column(Integer, default=14)  # per seat per year
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+        UTCDateTime(), default=utcnow, onupdate=utcnow
     )
 
     seats: Mapped[list[SeatRow]] = relationship(
@@ -108,7 +129,7 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
     timeouts: Mapped[int] = mapped_column(Integer, default=0)
     digest: Mapped[bool] = mapped_column(default=False)  # one "waiting on you" email a day
     # Vacation: the seat's clock is paused until vacation_until; days used per calendar year.
-    vacation_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
+    vacation_until: Mapped[datetime | None] = mapped_column(UTCDateTime(),
                                                             nullable=True)
     vacation_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_used: Mapped[int] = mapped_column(Integer, default=0)
@@ -130,7 +151,7 @@ class EventRow(db.Model):  # type: ignore[name-defined,misc]
     kind: Mapped[str] = mapped_column(String(32))
     data: Mapped[dict[str, Any]] = mapped_column(JsonType)
     secret: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class IdempotencyRow(db.Model):  # type: ignore[name-defined,misc]
@@ -146,7 +167,7 @@ class IdempotencyRow(db.Model):  # type: ignore[name-defined,misc]
     request_hash: Mapped[str] = mapped_column(String(64))
     status: Mapped[int] = mapped_column(Integer)
     body: Mapped[dict[str, Any]] = mapped_column(JsonType)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class NotificationRow(db.Model):  # type: ignore[name-defined,misc]
@@ -169,11 +190,11 @@ class NotificationRow(db.Model):  # type: ignore[name-defined,misc]
     payload: Mapped[dict[str, Any]] = mapped_column(JsonType)
     status: Mapped[str] = mapped_column(String(12), default="pending")  # pending|sent|dead|dropped
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class DeliveryAttemptRow(db.Model):  # type: ignore[name-defined,misc]
@@ -185,7 +206,7 @@ class DeliveryAttemptRow(db.Model):  # type: ignore[name-defined,misc]
     notification_id: Mapped[int] = mapped_column(
         ForeignKey("notifications.id", ondelete="CASCADE"), index=True
     )
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     ok: Mapped[bool] = mapped_column()
     status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -199,7 +220,7 @@ class DigestRow(db.Model):  # type: ignore[name-defined,misc]
     __tablename__ = "digests"
 
     address: Mapped[str] = mapped_column(String(254), primary_key=True)
-    last_sent_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_sent_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
@@ -227,5 +248,5 @@ class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     game_id: Mapped[str | None] = mapped_column(String(16), nullable=True, index=True)
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

@@ -107,8 +107,9 @@ def problem_from_http(error: HTTPException) -> Problem:
         if code == 422:
             detail = "The request has invalid fields: " + _summarize(errors)
     headers = dict(data.get("headers") or {})
-    if error.response is None:
-        headers.update({k: v for k, v in error.get_headers() if k.lower() == "retry-after"})
+    if error.response is None:  # keep what the status needs: Allow with 405 (RFC 9110)
+        headers.update({k: v for k, v in error.get_headers()
+                        if k.lower() in ("retry-after", "allow")})
     if code == 429:
         detail = (f"too many requests from your address (limit: {error.description}); "
                   "wait a minute and try again")

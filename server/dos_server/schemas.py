@@ -2,16 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
 from marshmallow import validate
 
 from dos_server.services.notify import EVENTS
+from dos_server.validation import EMAIL_MAX, NAME_MAX, clean_email, clean_name
 
-NAME = validate.And(validate.Length(min=1, max=40),
-                    validate.Regexp(r"^[^\x00-\x1f\x7f;]+$", error="names cannot contain ';' "
-                                    "or control characters"))
+
+class _Cleaned(ma.fields.String):
+    """A string checked and normalized by a :mod:`dos_server.validation` function."""
+
+    clean: Callable[[str], str]
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return type(self).clean(text)
+        except ValueError as error:
+            raise ma.ValidationError(str(error)) from None
+
+
+class Name(_Cleaned):
+    """A player's name: trimmed (Unicode spaces too), NFC, printable, 1-40 characters."""
+
+    clean = staticmethod(clean_name)
+
+    def __init__(self, **kwargs: Any) -> None:
+        # The Length is checked by clean_name; here it documents the limit in /openapi.json.
+        super().__init__(validate=validate.Length(min=1, max=NAME_MAX), **kwargs)
+
+
+class EmailAddress(_Cleaned):
+    """An email address (no control characters, at most 254 characters, no DNS lookup)."""
+
+    clean = staticmethod(clean_email)
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {}).setdefault("format", "email")
+        super().__init__(validate=validate.Length(max=EMAIL_MAX), **kwargs)
 
 
 class StrictInteger(ma.fields.Integer):
@@ -29,8 +60,8 @@ class StrictBoolean(ma.fields.Boolean):
 
 
 class SeatIn(ma.Schema):
-    name = ma.fields.String(validate=NAME, metadata={"description": "omit for an open seat"})
-    email = ma.fields.Email(validate=validate.Length(max=254))
+    name = Name(metadata={"description": "omit for an open seat"})
+    email = EmailAddress()
     webhook_url = ma.fields.URL(schemes={"http", "https"}, require_tld=False,
                                 validate=validate.Length(max=2048))
     bot = ma.fields.String(validate=validate.OneOf(["random", "greedy"]))
@@ -65,7 +96,7 @@ class CreateGameIn(ma.Schema):
 class JoinIn(ma.Schema):
     invite = ma.fields.String(validate=validate.Length(min=1, max=500))
     code = ma.fields.String(validate=validate.Length(min=1, max=64))
-    name = ma.fields.String(validate=NAME)
+    name = Name()
 
 
 class ActionsIn(ma.Schema):
@@ -109,7 +140,7 @@ class ChannelEvents(ma.Schema):
 
 
 class NotificationsIn(ma.Schema):
-    email = ma.fields.Email(allow_none=True, validate=validate.Length(max=254))
+    email = EmailAddress(allow_none=True)
     webhook_url = ma.fields.URL(allow_none=True, schemes={"http", "https"}, require_tld=False,
                                 validate=validate.Length(max=2048))
     events = ma.fields.Nested(ChannelEvents, allow_none=True,

@@ -6,8 +6,8 @@ from typing import Any
 
 from flask import current_app, request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
+from dos_server.edge import Blueprint
 from dos_server.extensions import limiter
 from dos_server.schemas import (
     ActionsIn,

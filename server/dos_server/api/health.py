@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from sqlalchemy import text
 
+from dos_server.edge import Blueprint
 from dos_server.extensions import db
 from dos_server.problems import Problem
 

@@ -9,8 +9,8 @@ from typing import Any
 import marshmallow as ma
 from flask import current_app, request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
+from dos_server.edge import Blueprint
 from dos_server.problems import Problem
 from dos_server.services import inbound
 

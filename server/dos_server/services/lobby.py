@@ -16,7 +16,7 @@ from typing import Any
 from flask import current_app
 
 from dos_engine import Game, InvalidOptionsError, Options
-from dos_server import netguard, tokens
+from dos_server import netguard, tokens, validation
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import GameRow, SeatRow, as_utc, new_seat_id, utcnow
@@ -72,7 +72,9 @@ def create_game(
         parsed = Options.from_dict(options)
     except InvalidOptionsError as error:
         raise _invalid(str(error)) from None
-    _check_unique_names([spec.name or (spec.bot and f"{spec.bot}-bot") for spec in seats])
+    names = [_seat_name(spec, index) for index, spec in enumerate(seats)]
+    _check_unique_names(names)
+    emails = [_seat_email(spec.email, f"seats[{index}].email") for index, spec in enumerate(seats)]
     for index, spec in enumerate(seats):
         _check_webhook_url(spec.webhook_url, ("seats", str(index), "webhook_url"))
     with write_transaction():
@@ -90,9 +92,8 @@ def create_game(
             next_seq=1,
         )
         for index, spec in enumerate(seats):
-            name = spec.name or (f"{spec.bot}-bot-{index}" if spec.bot else None)
             game.seats.append(SeatRow(
-                index=index, public_id=new_seat_id(), name=name, email=spec.email,
+                index=index, public_id=new_seat_id(), name=names[index], email=emails[index],
                 webhook_url=spec.webhook_url, bot=spec.bot, token_version=1, claimed=bool(spec.bot),
                 webhook_secret=_webhook_secret_for(game, spec.webhook_url),
             ))
@@ -131,7 +132,7 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
             if seat.token_version != claims.version:
                 raise tokens.unauthorized("this invite was revoked; ask the host for a new one")
         elif code:
-            if not secrets.compare_digest(code, game.invite_code):
+            if not secrets.compare_digest(code.encode(), game.invite_code.encode()):
                 raise Problem(403, "bad-invite-code", "Wrong invite code",
                               "that invite code is not this game's; check it with the host")
             if not name:
@@ -140,6 +141,7 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
             if not open_seats:
                 raise Problem(409, "no-open-seat", "No open seat",
                               "every seat of this game is taken")
+            name = _clean_name(name, "name")
             _check_unique_names([s.name for s in game.seats if s.name] + [name])
             seat = open_seats[0]
             seat.name = name
@@ -253,7 +255,7 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
         seat = seat_of(game, index)
         secret_shown = None
         if "email" in fields:
-            seat.email = email
+            seat.email = _seat_email(email, "email")
             seat.email_unsubscribed = False
         if "webhook_url" in fields:
             seat.webhook_url = webhook_url
@@ -350,10 +352,34 @@ def _new_id() -> str:
     return "".join(secrets.choice(alphabet) for _ in range(10))
 
 
+def _seat_name(spec: SeatSpec, index: int) -> str | None:
+    """The stored name: the given one (cleaned), a bot's by strategy and seat, or None (open)."""
+    if spec.name is not None:
+        return _clean_name(spec.name, f"seats[{index}].name")
+    return f"{spec.bot}-bot-{index}" if spec.bot else None
+
+
+def _clean_name(name: str, field: str) -> str:
+    try:
+        return validation.clean_name(name)
+    except ValueError as error:
+        raise _invalid(f"{field}: {error}") from None
+
+
+def _seat_email(email: str | None, field: str) -> str | None:
+    if email is None:
+        return None
+    try:
+        return validation.clean_email(email)
+    except ValueError as error:
+        raise _invalid(f"{field}: {error}") from None
+
+
 def _check_unique_names(names: Sequence[str | None]) -> None:
-    given = [n.strip().lower() for n in names if n]
+    """Names are unique per game, case-insensitively (a bot's name counts too)."""
+    given = [validation.name_key(n) for n in names if n]
     if len(set(given)) != len(given):
-        raise _invalid("every seat needs a different name")
+        raise _invalid("name: every seat needs a different name (case does not count)")
 
 
 def _invalid(detail: str) -> Problem:

@@ -248,17 +248,8 @@ def apply_turn(
             parsed, events = [chosen], state.play_turn([chosen], seat)
         else:
             parsed, events = state.play_text("; ".join(actions or []), seat)
-    except AmbiguousActionError as error:
-        raise Problem(422, "ambiguous-action", "Ambiguous action", str(error),
-                      candidates=[a.text() for a in error.candidates]) from None
-    except NotYourTurnError as error:
-        raise Problem(409, "not-your-turn", "Not your turn", error.detail,
-                      rule=error.rule) from None
-    except IllegalActionError as error:
-        raise Problem(422, "illegal-action", "Illegal action", error.detail,
-                      rule=error.rule) from None
     except DosError as error:
-        raise Problem(400, "invalid-action", "Not an action", str(error)) from None
+        raise _rule_problem(error) from None
     rows = [append_action(game, seat, action.text()) for action in parsed]
     rows = after_move(game, state, before, rows + append_events(game, events))
     db.session.flush()
@@ -280,6 +271,18 @@ def _numbered(state: Game, seat: int, number: int) -> Action:
                       f"there are {len(listed)} legal actions; choose a number from 1 "
                       f"to {len(listed)}")
     return listed[number - 1]
+
+
+def _rule_problem(error: DosError) -> Problem:
+    """The answer to an engine error, whichever way the move was sent."""
+    if isinstance(error, AmbiguousActionError):
+        return Problem(422, "ambiguous-action", "Ambiguous action", str(error),
+                       candidates=[a.text() for a in error.candidates])
+    if isinstance(error, NotYourTurnError):
+        return Problem(409, "not-your-turn", "Not your turn", error.detail, rule=error.rule)
+    if isinstance(error, IllegalActionError):
+        return Problem(422, "illegal-action", "Illegal action", error.detail, rule=error.rule)
+    return Problem(400, "invalid-action", "Not an action", str(error))
 
 
 def resign(game_id: str, bearer: str | None) -> dict[str, Any]:

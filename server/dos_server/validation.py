@@ -1,0 +1,98 @@
+"""What a stored name or email address may be: one check, used by the schemas and services.
+
+Both functions return the value as it is stored, or raise :class:`ValueError` with a message
+a person can act on. Nothing here touches the network (no DNS lookups).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import unicodedata
+from email.errors import HeaderParseError, MessageDefect
+from email.headerregistry import Address
+
+NAME_MAX = 40  # seats.name is String(40)
+EMAIL_MAX = 254  # RFC 5321's limit on a forward path, less the angle brackets
+
+# Control, format (e.g. zero-width or bidi overrides), surrogate, private-use and unassigned
+# code points: invisible or unprintable, so two different names could look the same.
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+
+
+def clean_name(raw: str) -> str:
+    """A player's name: NFC, trimmed, inner runs of spaces made one; printable, 1-40 chars."""
+    name = " ".join(unicodedata.normalize("NFC", raw).split())  # split(): Unicode spaces too
+    if not name:
+        raise ValueError("a name cannot be empty or only spaces")
+    bad = [ch for ch in name if unicodedata.category(ch) in _REFUSED_CATEGORIES]
+    if bad:
+        raise ValueError(f"a name cannot contain invisible or control characters "
+                         f"(found {_codepoint(bad[0])})")
+    if ";" in name:
+        raise ValueError("a name cannot contain ';' (it separates actions in a turn)")
+    if len(name) > NAME_MAX:
+        raise ValueError(f"a name has at most {NAME_MAX} characters (this one has {len(name)})")
+    return name
+
+
+def name_key(name: str) -> str:
+    """What two names must not share within one game (case and spacing do not count)."""
+    return clean_name(name).casefold()
+
+
+def clean_email(raw: str) -> str:
+    """An email address (RFC 5322 addr-spec, ASCII local part), as stored and delivered to.
+
+    An internationalized domain is stored in its ASCII (``xn--``) form, which every mail
+    server accepts. Refused: control and invisible characters, quoted local parts, more than
+    254 characters, anything ``email.headerregistry`` finds a defect in.
+    """
+    bad = [ch for ch in raw if unicodedata.category(ch) in _REFUSED_CATEGORIES
+           or ch.isspace()]
+    if bad:
+        raise ValueError(f"an email address cannot contain spaces, control or invisible "
+                         f"characters (found {_codepoint(bad[0])})")
+    local, at, domain = raw.rpartition("@")
+    if not at or not local or not domain:
+        raise ValueError("not an email address: write it as name@example.org")
+    if local.startswith('"'):
+        raise ValueError("quoted email addresses are not supported; use a plain name@domain")
+    try:
+        domain = _ascii_domain(domain)
+        address = Address(addr_spec=f"{local}@{domain}")
+    except (ValueError, IndexError, HeaderParseError, MessageDefect) as error:
+        raise ValueError(f"not a valid email address ({_reason(error)})") from None
+    if address.username != local or address.domain != domain:
+        raise ValueError("not a valid email address: write it as name@example.org")
+    stored = f"{local}@{domain}"
+    if len(stored) > EMAIL_MAX:
+        raise ValueError(f"an email address has at most {EMAIL_MAX} characters")
+    return stored
+
+
+def _ascii_domain(domain: str) -> str:
+    if domain.startswith("[") and domain.endswith("]"):  # an address literal
+        literal = domain[1:-1]
+        ipaddress.ip_address(literal[5:] if literal.lower().startswith("ipv6:") else literal)
+        return domain
+    try:
+        ascii_domain = domain.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise ValueError(f"{domain!r} is not a valid domain name") from None
+    if not all(_LABEL.match(label) for label in ascii_domain.split(".")):
+        raise ValueError(f"{domain!r} is not a valid domain name")
+    return ascii_domain
+
+
+def _reason(error: Exception) -> str:
+    text = str(error).strip().rstrip(")")
+    return text or type(error).__name__
+
+
+def _codepoint(ch: str) -> str:
+    return f"U+{ord(ch):04X}"
+
+
+__all__ = ["EMAIL_MAX", "NAME_MAX", "clean_email", "clean_name", "name_key"]
