@@ -126,7 +126,7 @@ def _assert_ended_without_people(app: Flask, client: FlaskClient, game_id: str,
 
 def test_last_person_resigning_ends_the_game_at_once(app: Flask, client: FlaskClient) -> None:
     game_id, token = _alone_with_bots(client)
-    history = client.get(f"/api/games/{game_id}/events?limit=1000").get_json()["events"]
+    history = client.get(f"/api/games/{game_id}/events?limit=500").get_json()["events"]
     actions = sum(1 for event in history if event["kind"] == "action")
     assert client.post(f"/api/games/{game_id}/resign", headers=auth(token)).status_code == 200
     _assert_ended_without_people(app, client, game_id, actions)
