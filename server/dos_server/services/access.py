@@ -142,6 +142,13 @@ def require_player(viewer: Viewer, doing: str) -> int:
     return viewer.seat
 
 
+def require_in_play(game: GameRow) -> None:
+    """409 unless the game is waiting for players or being played."""
+    if game.status not in ("waiting", "active"):
+        raise Problem(409, "game-not-active", "Game not in play",
+                      f"game {game.id} is {game.status}")
+
+
 def require_seat_or_host(viewer: Viewer, index: int, doing: str) -> None:
     if not viewer.host and viewer.seat != index:
         raise Problem(403, "not-your-seat", "Not your seat",
@@ -165,6 +172,7 @@ __all__ = [
     "get_game",
     "locked",
     "require_host",
+    "require_in_play",
     "require_player",
     "require_seat_or_host",
     "seat_named_by",

@@ -28,6 +28,7 @@ from dos_server.services.access import (
     get_game,
     locked,
     require_host,
+    require_in_play,
     require_player,
     require_seat_or_host,
     seat_named_by,
@@ -306,9 +307,7 @@ def start_vacation(game_id: str, bearer: str | None, days: int) -> dict[str, Any
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         index = require_player(viewer, "take a vacation")
-        if game.status not in ("waiting", "active"):
-            raise Problem(409, "game-not-active", "Game not in play",
-                          f"game {game.id} is {game.status}")
+        require_in_play(game)
         seat = seat_of(game, index)
         now = utcnow()
         used = seat.vacation_used if seat.vacation_year == now.year else 0

@@ -41,6 +41,7 @@ from dos_server.services.access import (
     Viewer,
     engine_state,
     locked,
+    require_in_play,
     require_player,
     seat_of,
 )
@@ -290,9 +291,7 @@ def resign(game_id: str, bearer: str | None) -> dict[str, Any]:
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         seat = require_player(viewer, "resign")
-        if game.status not in ("active", "waiting"):
-            raise Problem(409, "game-not-active", "Game not in play",
-                          f"game {game.id} is {game.status}")
+        require_in_play(game)
         resign_seat(game, seat)
         return game_body(game, viewer)
 
