@@ -835,7 +835,8 @@ def test_5_1_exposed_by_a_double_colour_match_draw() -> None:
                          center_row=["R7", "B10"], draw_pile_top=["Y6", "B6"], options=DOS)
     play(game, "m1 R3+R4")  # everyone else draws one: seat 1 now holds two, seat 2 three
     assert hand_of(game, 1) == ["B8", "Y6"]
-    assert game.current == 0 and game.phase is Phase.MATCHING
+    assert game.current == 0
+    assert game.phase is Phase.MATCHING
     assert game.dos_missed == [False, True, False]
     assert legal(game, 1) == ["dos"]
     assert legal(game, 2) == ["catch 1"]
@@ -934,7 +935,8 @@ def _exposed_in_own_turn(options: dict[str, Any] | None = None) -> Game:
                          center_row=["R5", "G7"], draw_pile_top=["R10", "G10", "B3", "B4"],
                          options=options or DOS)
     play(game, "m1 R5")
-    assert game.current == 0 and game.phase is Phase.MATCHING  # m2 G7 may follow
+    assert game.current == 0
+    assert game.phase is Phase.MATCHING
     assert game.dos_missed == [True, False, False]
     return game
 
@@ -952,7 +954,8 @@ def test_5_2_caught_between_two_actions_of_the_own_turn_draws_at_its_end() -> No
     assert_refused(game, "dos", "5.2", seat=0)
     assert_refused(game, "catch 0", "5.3", seat=2)
     play(game, "m2 G7")  # a second colour bonus; matching is over
-    assert game.phase is Phase.BONUS and game.placements_left == 2
+    assert game.phase is Phase.BONUS
+    assert game.placements_left == 2
     events = play(game, "place Y9")  # the hand is empty ...
     assert kinds(events) == [EventKind.PLACED, EventKind.DREW, EventKind.TURN_ENDED]
     assert (events[1].seat, events[1].data["reason"], events[1].data["count"]) == (0, "caught", 2)
