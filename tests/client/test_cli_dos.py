@@ -9,10 +9,10 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from dos_client.cli import cli
-from dos_engine import Game
 from dos_server import create_app
 from dos_server.extensions import db
 from dos_server.models import GameRow
+from engine.positions import waiting_seat_holds_two
 
 PROFILES = ["default", "bob"]
 
@@ -50,13 +50,7 @@ def _waiting_holds_two(tmp_path: Path, game_id: str) -> tuple[str, str, str]:
         row = db.session.get(GameRow, game_id)
         assert row is not None
         assert row.state is not None
-        state = dict(row.state)
-        waiting = 1 - state["current"]
-        hand = list(state["hands"][waiting])
-        state["hands"] = list(state["hands"])
-        state["draw_pile"] = hand[2:] + state["draw_pile"]
-        state["hands"][waiting] = hand[:2]
-        row.state = Game.from_dict(state).to_dict()
+        row.state, waiting = waiting_seat_holds_two(row.state)
         db.session.commit()
         db.session.remove()
         db.engine.dispose()

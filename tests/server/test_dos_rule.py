@@ -12,9 +12,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from server_helpers import assert_problem, auth, create, join, stored_state, stored_version
 
-from dos_engine import Game
 from dos_server.extensions import db
 from dos_server.models import GameRow
+from engine.positions import waiting_seat_holds_two
 
 
 def _game(client: FlaskClient, **options: Any) -> tuple[str, dict[int, str]]:
@@ -26,20 +26,16 @@ def _game(client: FlaskClient, **options: Any) -> tuple[str, dict[int, str]]:
 
 
 def _waiting_seat_holds_two(app: Flask, game_id: str) -> tuple[int, int]:
-    """Store the game with the seat whose turn it is not down to two cards (the others go to
-    the bottom of the draw pile); return (that seat, the player to move)."""
-    state = stored_state(app, game_id).to_dict()
-    current = state["current"]
-    waiting = 1 - current
-    hand = state["hands"][waiting]
-    state["draw_pile"][:0], state["hands"][waiting] = hand[2:], hand[:2]
+    """Store the game with the seat whose turn it is not down to two cards; return (that seat,
+    the player to move)."""
     with app.app_context():
         row = db.session.get(GameRow, game_id)
         assert row is not None
-        row.state = Game.from_dict(state).to_dict()
+        assert row.state is not None
+        row.state, waiting = waiting_seat_holds_two(row.state)
         db.session.commit()
         db.session.remove()
-    return waiting, current
+    return waiting, 1 - waiting
 
 
 def _listed(client: FlaskClient, game_id: str, token: str) -> dict[str, Any]:
