@@ -8,11 +8,10 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
+from dos_call_helpers import waiting_seat_holds_two
 from dos_client.cli import cli
 from dos_server import create_app
 from dos_server.extensions import db
-from dos_server.models import GameRow
-from engine.positions import waiting_seat_holds_two
 
 PROFILES = ["default", "bob"]
 
@@ -46,13 +45,8 @@ def _waiting_holds_two(tmp_path: Path, game_id: str) -> tuple[str, str, str]:
     """Store the game with the waiting seat down to two cards; (waiting, mover, waiting's name)."""
     app = create_app({"TESTING": True, "SECRET_KEY": "client-test-secret",
                       "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'dos.sqlite3'}"})
+    waiting, _ = waiting_seat_holds_two(app, game_id)
     with app.app_context():
-        row = db.session.get(GameRow, game_id)
-        assert row is not None
-        assert row.state is not None
-        row.state, waiting = waiting_seat_holds_two(row.state)
-        db.session.commit()
-        db.session.remove()
         db.engine.dispose()
     return PROFILES[waiting], PROFILES[1 - waiting], ["Ann", "Bob"][waiting]
 

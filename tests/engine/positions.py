@@ -197,18 +197,3 @@ def hand_of(game: Game, seat: int) -> list[str]:
 def codes(cards: Sequence[Any]) -> list[str]:
     return [card.code for card in cards]
 
-
-def waiting_seat_holds_two(state: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-    """A two-player ``Game.to_dict()`` state with the seat whose turn it is not down to two
-    cards (the rest of its hand goes under the draw pile); returns the new state and that seat.
-
-    For the server, client and mail tests of the DOS call (RULES.md 5): under the printed rule
-    the seat is then exposed.
-    """
-    out = dict(state)
-    waiting = 1 - out["current"]
-    hands = [list(hand) for hand in out["hands"]]
-    out["draw_pile"] = hands[waiting][2:] + list(out["draw_pile"])
-    hands[waiting] = hands[waiting][:2]
-    out["hands"] = hands
-    return Game.from_dict(out).to_dict(), waiting

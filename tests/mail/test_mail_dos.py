@@ -7,9 +7,7 @@ from email.message import EmailMessage
 
 from mailtest_helpers import MailWorld, reply_to, text_of, write_reply
 
-from dos_server.extensions import db
-from dos_server.models import GameRow
-from engine.positions import waiting_seat_holds_two
+from dos_call_helpers import waiting_seat_holds_two
 
 ANN, BJORN = "ann@example.org", "bjorn@example.org"
 ADDRESSES = [ANN, BJORN]
@@ -19,18 +17,6 @@ def _latest(world: MailWorld, address: str) -> EmailMessage:
     messages = [m for m in world.sink.to(address) if m["Reply-To"]]
     assert messages, f"no email with a reply address reached {address}"
     return messages[-1]
-
-
-def _waiting_holds_two(world: MailWorld, game_id: str) -> tuple[int, int]:
-    """The seat whose turn it is not is left with two cards; (waiting, current)."""
-    with world.app.app_context():
-        row = db.session.get(GameRow, game_id)
-        assert row is not None
-        assert row.state is not None
-        row.state, waiting = waiting_seat_holds_two(row.state)
-        db.session.commit()
-        db.session.remove()
-    return waiting, 1 - waiting
 
 
 def _reply(world: MailWorld, address: str, command: str) -> str:
@@ -48,11 +34,11 @@ def test_5_dos_and_catch_by_email(world: MailWorld) -> None:
     game_id = world.create([{"name": "Ann", "email": ANN}, {"name": "Bjorn", "email": BJORN}],
                            dos_call=True)
     world.run_worker()
-    waiting, current = _waiting_holds_two(world, game_id)
+    waiting, current = waiting_seat_holds_two(world.app, game_id)
     answer = _reply(world, ADDRESSES[current], f"catch {['Ann', 'Bjorn'][waiting]}")
     assert f"Applied: catch {waiting}" in answer, answer
     assert len(world.game(game_id)[2].hands[waiting]) == 4
-    _waiting_holds_two(world, game_id)
+    waiting_seat_holds_two(world.app, game_id)
     answer = _reply(world, ADDRESSES[waiting], "DOS!")  # out of turn
     assert "Applied: dos" in answer, answer
     state = world.game(game_id)[2]

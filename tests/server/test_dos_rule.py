@@ -12,9 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from server_helpers import assert_problem, auth, create, join, stored_state, stored_version
 
-from dos_server.extensions import db
-from dos_server.models import GameRow
-from engine.positions import waiting_seat_holds_two
+from dos_call_helpers import waiting_seat_holds_two
 
 
 def _game(client: FlaskClient, **options: Any) -> tuple[str, dict[int, str]]:
@@ -23,19 +21,6 @@ def _game(client: FlaskClient, **options: Any) -> tuple[str, dict[int, str]]:
     for invite in game["invites"]:
         tokens[invite["seat"]] = join(client, game["id"], invite=invite["invite"])["player_token"]
     return game["id"], tokens
-
-
-def _waiting_seat_holds_two(app: Flask, game_id: str) -> tuple[int, int]:
-    """Store the game with the seat whose turn it is not down to two cards; return (that seat,
-    the player to move)."""
-    with app.app_context():
-        row = db.session.get(GameRow, game_id)
-        assert row is not None
-        assert row.state is not None
-        row.state, waiting = waiting_seat_holds_two(row.state)
-        db.session.commit()
-        db.session.remove()
-    return waiting, 1 - waiting
 
 
 def _listed(client: FlaskClient, game_id: str, token: str) -> dict[str, Any]:
@@ -53,7 +38,7 @@ def test_5_new_games_follow_the_printed_dos_rule(app: Flask, client: FlaskClient
 
 def test_5_1_call_out_of_turn_through_the_api(app: Flask, client: FlaskClient) -> None:
     game_id, tokens = _game(client, dos_call=True)
-    waiting, current = _waiting_seat_holds_two(app, game_id)
+    waiting, current = waiting_seat_holds_two(app, game_id)
     listing = _listed(client, game_id, tokens[waiting])
     assert [a["action"] for a in listing["actions"]] == ["dos"]
     assert listing["your_turn"] is False
@@ -78,7 +63,7 @@ def test_5_1_call_out_of_turn_through_the_api(app: Flask, client: FlaskClient) -
 
 def test_5_2_catch_through_the_api(app: Flask, client: FlaskClient) -> None:
     game_id, tokens = _game(client, dos_call=True)
-    waiting, current = _waiting_seat_holds_two(app, game_id)
+    waiting, current = waiting_seat_holds_two(app, game_id)
     version = stored_version(app, game_id)
     answer = client.post(f"/api/games/{game_id}/actions", headers=auth(tokens[current]),
                          json={"version": version, "actions": [f"catch {waiting}"]})
