@@ -214,6 +214,9 @@ def _duration(text: str | None) -> int | None:
 @click.option("--me", metavar="NAME", help="Join the seat NAME yourself right away.")
 @click.option("--after-draw", type=click.Choice(["drawn_card", "any"]), default="drawn_card",
               show_default=True, help="What may be matched after drawing (RULES 3.6).")
+@click.option("--bonus-placement", type=click.Choice(["optional", "mandatory"]),
+              default="optional", show_default=True,
+              help="Whether earned bonus cards must be placed (RULES 3.5).")
 @click.option("--dos-call/--no-dos-call", default=False, show_default=True,
               help="Play with calling DOS and catching (RULES 5).")
 @click.option("--target", type=click.IntRange(1, 10_000), default=200, show_default=True,
@@ -222,8 +225,8 @@ def _duration(text: str | None) -> int | None:
 @click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
 @pass_settings
 def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequence[str],
-        me: str | None, after_draw: str, dos_call: bool, target: int, turn_limit: str | None,
-        label: str | None) -> None:
+        me: str | None, after_draw: str, bonus_placement: str, dos_call: bool, target: int,
+        turn_limit: str | None, label: str | None) -> None:
     """Create a game and print the invites to hand out."""
     payload_seats: list[dict[str, Any]] = [{"name": name} for name in seats]
     payload_seats += [{} for _ in range(open_seats)] + [{"bot": bot} for bot in bots]
@@ -235,7 +238,8 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
     url = settings.server_url(store)
     created = _api(url).create_game({
         "seats": payload_seats,
-        "options": {"after_draw": after_draw, "dos_call": dos_call, "target_score": target},
+        "options": {"after_draw": after_draw, "bonus_placement": bonus_placement,
+                    "dos_call": dos_call, "target_score": target},
         "turn_time_limit": _duration(turn_limit),
     })
     name = store.unique_name(label or created["id"])
@@ -375,7 +379,8 @@ def _choose(listing: dict[str, Any], text: str) -> list[str]:
             raise ClientError(f"there are {len(listed)} legal actions; choose 1 to "
                               f"{len(listed)} (see `dos-client moves`)", EXIT_REFUSED)
         return [listed[number - 1]]
-    if not listing.get("your_turn") and not any(a.startswith("catch") for a in listed):
+    if not listing.get("your_turn") and not any(a == "dos" or a.startswith("catch")
+                                                for a in listed):
         raise ClientError("it is not your turn; `dos-client wait` tells you when it is",
                           EXIT_REFUSED)
     from dos_engine import DosError, parse_turn
@@ -410,6 +415,24 @@ def move(settings: Settings, words: Sequence[str]) -> None:
 def draw(settings: Settings, game: str | None) -> None:
     """Draw a card (then `move` to match with it or add a card)."""
     _play(settings.saved_game(game), "draw")
+
+
+@cli.command("dos")
+@click.argument("game", required=False)
+@pass_settings
+def call_dos(settings: Settings, game: str | None) -> None:
+    """Call "DOS" on your two cards, in or out of turn (RULES 5.1)."""
+    _play(settings.saved_game(game), "dos")
+
+
+@cli.command()
+@click.argument("words", nargs=-1, required=True, metavar="[GAME] PLAYER")
+@pass_settings
+def catch(settings: Settings, words: Sequence[str]) -> None:
+    """Catch a player holding two cards without a DOS call (name or seat): they draw two."""
+    store = settings.store()
+    game, who = _split_game(store, words)
+    _play(settings.saved_game(game, store), f"catch {who}")
 
 
 def _play(saved: SavedGame, text: str) -> None:

@@ -117,7 +117,8 @@ def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
     if kind == "dos_missed":
         return f"  {who} did not call DOS!"
     if kind == "caught":
-        return f"  {who} was caught without calling DOS."
+        later = " (the two cards come at the end of their turn)" if data.get("deferred") else ""
+        return f"  {who} was caught without calling DOS{later}."
     if kind == "resigned":
         return f"{who} resigned."
     if kind == "forfeited":

@@ -9,8 +9,8 @@ Canonical notation (ASCII, case-insensitive, one line; several actions separated
 ``add G7``         after drawing, add G7 from your hand to the Center Row (3.6)
 ``place Y9``       place Y9 into the Center Row as a colour-bonus card (3.5, 4.3)
 ``end``            end the turn (or, after earning bonuses, finish placing them)
-``dos``            call "DOS" (5.1, option ``dos_call``)
-``catch 2``        catch seat 2 (0-based seat index), who missed the DOS call (5.2)
+``dos``            call "DOS" holding two cards (5.1, option ``dos_call``), in or out of turn
+``catch 2``        catch seat 2 (0-based seat index), exposed without a DOS call (5.2)
 =================  ====================================================================
 
 CR positions count from 1, left to right, and stay fixed during a turn (3.3). Seats are the
@@ -112,7 +112,8 @@ class CallDos(Action):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Catch(Action):
-    """Catch ``seat`` (0-based), who ended a turn on two cards without calling DOS (5.2)."""
+    """Catch ``seat`` (0-based), who holds two cards without a DOS call (5.2; under the first
+    reading, ``dos_rule="v1"``: who ended a turn on two cards without calling)."""
 
     seat: int
 

@@ -23,8 +23,8 @@ class EventKind(StrEnum):
     PLACED = "placed"  # a colour-bonus card placed (3.5, 4.3)
     DISCARDED = "discarded"  # matched CR cards and the cards on them went to discard (4.1)
     DOS_CALLED = "dos_called"  # 5.1
-    DOS_MISSED = "dos_missed"  # ended a turn on two cards without calling (5.1)
-    CAUGHT = "caught"  # a missed call was caught (5.2)
+    DOS_MISSED = "dos_missed"  # dos_rule v1 only: ended a turn on two cards without calling
+    CAUGHT = "caught"  # 5.2: by, and (printed rule) deferred: drawn at the end of their turn
     TURN_ENDED = "turn_ended"
     ROUND_OVER = "round_over"  # winner, every hand and its points, scores (6.1-6.3)
     GAME_OVER = "game_over"  # winner, scores, the seed revealed (6.4)

@@ -15,8 +15,34 @@ Turn structure, as the engine models it (one action at a time):
   ``end`` again, or stops being asked once every bonus card is placed.
 * The turn also ends by itself whenever ``end`` is the only action left to its player (after an
   ``add``, after the one match a drawn card allows, when the hand is empty...), so nobody has to
-  type an ``end`` that could not be anything else. With ``dos_call`` on, ``dos`` (and ``catch``)
-  keep the turn open until the player says ``end``.
+  type an ``end`` that could not be anything else. Under the first reading of the DOS rule
+  (``Options.dos_rule == "v1"``) ``dos`` and ``catch`` keep the turn open until the player says
+  ``end``; under the printed rule they can be played in or out of turn, so they keep nothing open.
+* With ``bonus_placement="mandatory"`` the bonus phase has no ``end`` while a placement is
+  possible: every earned bonus card is placed while the player has cards (3.5).
+
+The DOS call (RULES.md 5, option ``dos_call``), as printed (``dos_rule="printed"``):
+
+* A seat holding exactly two cards that has not called "DOS" on them is **exposed**
+  (``dos_missed[seat]``). ``dos`` (any seat holding two cards, in or out of turn) protects it
+  until its hand size changes: every change of a hand clears the seat's call
+  (``dos_calls[seat]``) and its exposure.
+* Exposure is settled at *request boundaries*: after each call of :meth:`play` and after each
+  whole :meth:`play_turn` / :meth:`play_text`, never between the actions of one submitted turn.
+  So other players only see the states between the requests a player submits (5.3): a turn
+  sent at once exposes only its end state, and a seat that reaches two cards during a request
+  can be caught from the next request on. Within a request a catch needs a seat exposed when
+  the request began whose hand has not changed since.
+* ``catch N`` (any other seat, in or out of turn): the caught seat draws two cards at once, or,
+  if it is the player to move, at the end of its turn (``penalty``), after the bonus cards are
+  placed (4.1-4.3) and before an empty hand ends the round (6.1): having been caught, a player
+  who emptied their hand that turn does not go out (5.2). Replaying a record one action at a
+  time gives the same game: exposure at rest is a function of the state, and settling more
+  often only allows catches the record does not hold.
+
+Under ``dos_rule="v1"`` (games started before the printed rule) a player is asked for the call
+only when they end a turn on two cards (``called_dos`` for the turn); missing it sets
+``dos_missed``, and the other seats may catch them until their next turn starts.
 * [decided] A card added after a draw (3.6) goes to the CR at once; since nothing can be matched
   after an add and piles cannot grow during a turn, this equals placing it at the end (3.3).
 * [decided] Declarations of wild cards (1.3-1.6) are made by the engine, so that a colour bonus
@@ -117,8 +143,10 @@ class View:
     phase: Phase
     drawn: Card | None  # the card this seat drew this turn, only shown to that seat
     placements_left: int
-    dos_called: bool
-    dos_missed: tuple[bool, ...]
+    dos_called: bool  # the player to move has called DOS (on the two cards they hold)
+    dos_missed: tuple[bool, ...]  # per seat: may be caught now (printed rule: exposed, 5.1)
+    dos_calls: tuple[bool, ...]  # per seat: has called DOS on the two cards held (printed rule)
+    dos_penalty: int  # cards the player to move draws at the end of the turn, caught (5.2)
     draw_pile_size: int
     discard_pile_size: int
     options: Options
@@ -145,6 +173,8 @@ class View:
             "placements_left": self.placements_left,
             "dos_called": self.dos_called,
             "dos_missed": list(self.dos_missed),
+            "dos_calls": list(self.dos_calls),
+            "dos_penalty": self.dos_penalty,
             "draw_pile_size": self.draw_pile_size,
             "discard_pile_size": self.discard_pile_size,
             "options": self.options.to_dict(),
@@ -167,6 +197,7 @@ class Game:
         "current",
         "dealer",
         "discard_pile",
+        "dos_calls",
         "dos_missed",
         "draw_pile",
         "drawn",
@@ -174,6 +205,7 @@ class Game:
         "has_drawn",
         "matches",
         "options",
+        "penalty",
         "placements_left",
         "players",
         "reshuffles",
@@ -204,8 +236,10 @@ class Game:
     bonuses: int
     bonus_phase: bool
     placements_left: int
-    called_dos: bool
-    dos_missed: list[bool]
+    called_dos: bool  # v1 rule: the player to move called DOS this turn
+    dos_missed: list[bool]  # v1: missed the call at the end of a turn; printed: exposed (5.1)
+    dos_calls: list[bool]  # printed rule: called DOS on the two cards now held (5.1)
+    penalty: int  # printed rule: cards the player to move draws at the end of this turn (5.2)
     winner: int | None
     actions_played: int
     turn_no: int  # 1 for the game's first turn; +1 whenever a new turn (or round) starts
@@ -228,6 +262,7 @@ class Game:
         other.center_row = list(self.center_row)
         other.cr_matched = list(self.cr_matched)
         other.dos_missed = list(self.dos_missed)
+        other.dos_calls = list(self.dos_calls)
         return other
 
     # -- simple queries -----------------------------------------------------------------------
@@ -258,8 +293,8 @@ class Game:
     def legal_actions(self, seat: int | None = None) -> list[Action]:
         """Every distinct legal action for ``seat`` (default: the player whose turn it is).
 
-        Matches are listed once per (CR position, cards), with the canonical declaration; the
-        seat whose turn it is not can only ``catch``.
+        Matches are listed once per (CR position, cards), with the canonical declaration. A seat
+        whose turn it is not can only ``catch`` (and, under the printed DOS rule, call ``dos``).
         """
         if self.winner is not None:
             return []
@@ -273,7 +308,10 @@ class Game:
             if self.bonus_phase:
                 if self.placements_left and hand:
                     actions.extend(_PLACE[c] for c in _distinct(hand))
-                actions.append(END)
+                    if self.options.bonus_placement == "optional":
+                        actions.append(END)
+                else:
+                    actions.append(END)
             elif self.added:
                 actions.append(END)
             elif self.has_drawn:
@@ -296,9 +334,18 @@ class Game:
                     actions.append(DRAW)
                 else:
                     actions.append(END)
-            if self.options.dos_call and not self.called_dos and len(hand) == 2:
+            if (self.options.dos_call and self.options.dos_rule == "v1" and not self.called_dos
+                    and len(hand) == 2):
                 actions.append(CALL_DOS)
-        if self.options.dos_call:
+        if self.options.printed_dos_rule:
+            if self._may_call(seat):
+                actions.append(CALL_DOS)
+            actions.extend(
+                Catch(other)
+                for other, exposed in enumerate(self.dos_missed)
+                if exposed and other != seat
+            )
+        elif self.options.dos_call:
             actions.extend(
                 Catch(other)
                 for other, missed in enumerate(self.dos_missed)
@@ -383,7 +430,7 @@ class Game:
             return False
         seat = self.current
         hand = self.hands[seat]
-        if self.options.dos_call and (
+        if self.options.dos_call and self.options.dos_rule == "v1" and (
             (not self.called_dos and len(hand) == 2)
             or any(
                 missed and other != seat and len(self.hands[other]) == 2
@@ -421,7 +468,15 @@ class Game:
                 f"the game is over: {self.players[self.winner]} won", rule="6.4"
             )
         if isinstance(action, Catch):
-            self._check_catch(action, seat)
+            if self.options.printed_dos_rule:
+                self._check_catch_printed(action, seat)
+            else:
+                self._check_catch(action, seat)
+            return None
+        if isinstance(action, CallDos) and (
+            self.options.printed_dos_rule or not self.options.dos_call
+        ):
+            self._check_call_printed(seat)
             return None
         if seat != self.current:
             raise NotYourTurnError(
@@ -467,6 +522,13 @@ class Game:
                 )
             self._check_holds(hand, [action.card], rule="3.5")
         elif isinstance(action, End):
+            if (self.bonus_phase and self.placements_left and hand
+                    and self.options.bonus_placement == "mandatory"):
+                raise IllegalActionError(
+                    f"place your bonus card{'s' if self.placements_left > 1 else ''} first: "
+                    f"{self.placements_left} to place (rule option bonus_placement is mandatory)",
+                    rule="3.5",
+                )
             if self.bonus_phase or self.added or self.matches:
                 return None
             if self.has_drawn:
@@ -483,17 +545,13 @@ class Game:
             raise IllegalActionError(
                 "a turn cannot end empty: match a Center Row card or draw", rule="3.8"
             )
-        elif isinstance(action, CallDos):
-            if not self.options.dos_call:
-                raise IllegalActionError(
-                    "this game does not use the DOS call (rule option dos_call is off)", rule="5"
-                )
+        elif isinstance(action, CallDos):  # v1 (with the option off, see above)
             if self.called_dos:
                 raise IllegalActionError("you have already called DOS this turn", rule="5.1")
             if len(hand) != 2:
                 raise IllegalActionError(
                     f"you can call DOS only when you hold exactly two cards (you hold {len(hand)})",
-                    rule="5.2",
+                    rule="5.3",
                 )
         else:
             raise IllegalActionError(f"unknown action {action!r}")
@@ -512,10 +570,61 @@ class Game:
         name = self.players[target]
         if not self.dos_missed[target]:
             raise IllegalActionError(
-                f"{name} has not missed a DOS call that can still be caught", rule="5.2"
+                f"{name} has not missed a DOS call that can still be caught", rule="5.3"
             )
         if len(self.hands[target]) != 2:
-            raise IllegalActionError(f"{name} does not hold two cards now", rule="5.2")
+            raise IllegalActionError(f"{name} does not hold two cards now", rule="5.3")
+
+    def _may_call(self, seat: int) -> bool:
+        """Printed rule: ``seat`` holds two cards it has not called on, and was not caught."""
+        return (
+            len(self.hands[seat]) == 2
+            and not self.dos_calls[seat]
+            and not (seat == self.current and self.penalty)
+        )
+
+    def _check_call_printed(self, seat: int) -> None:
+        if not self.options.dos_call:
+            raise IllegalActionError(
+                "this game does not use the DOS call (rule option dos_call is off)", rule="5"
+            )
+        held = len(self.hands[seat])
+        if held != 2:
+            raise IllegalActionError(
+                f"you can call DOS only when you hold exactly two cards (you hold {held})",
+                rule="5.3",
+            )
+        if self.dos_calls[seat]:
+            raise IllegalActionError(
+                "you have already called DOS on these two cards", rule="5.1"
+            )
+        if seat == self.current and self.penalty:
+            raise IllegalActionError(
+                "you were caught holding these two cards: you draw two cards at the end of "
+                "your turn",
+                rule="5.2",
+            )
+
+    def _check_catch_printed(self, action: Catch, seat: int) -> None:
+        target = action.seat
+        if target >= len(self.players):
+            raise IllegalActionError(f"there is no seat {target} in this game")
+        if target == seat:
+            raise IllegalActionError("you cannot catch yourself", rule="5.2")
+        if self.dos_missed[target]:
+            return
+        name = self.players[target]
+        held = len(self.hands[target])
+        if held != 2:
+            reason = f"{name} holds {held} cards, not two"
+        elif self.dos_calls[target]:
+            reason = f"{name} has called DOS"
+        elif target == self.current and self.penalty:
+            reason = f"{name} has been caught already"
+        else:
+            reason = (f"{name} came to two cards during this request: other players may "
+                      "catch them once it has been submitted")
+        raise IllegalActionError(f"{reason}, so there is no one to catch", rule="5.3")
 
     @staticmethod
     def _check_holds(hand: list[Card], cards: Sequence[Card], rule: str) -> None:
@@ -575,11 +684,21 @@ class Game:
 
         A refused action raises and leaves the game unchanged.
 
+        One call is one request: under the printed DOS rule exposure is settled after it.
+
         Raises:
-            NotYourTurnError: ``seat`` is not the player to move (and the action is no ``catch``).
+            NotYourTurnError: ``seat`` is not the player to move (and the action is no ``catch``,
+                or ``dos`` under the printed DOS rule).
             IllegalActionError: the rules forbid the action now; ``rule`` names the RULES.md
                 section (NotYourTurnError is a subclass).
         """
+        events = self._play(action, seat)
+        if self.options.printed_dos_rule:
+            self._settle_exposure()
+        return events
+
+    def _play(self, action: Action, seat: int | None) -> list[Event]:
+        """One action, with the turn ending by itself after it if nothing else is left."""
         if seat is None:
             seat = self.current
         declaration = self.check(action, seat)
@@ -592,6 +711,7 @@ class Game:
             self._apply_draw(events)
         elif isinstance(action, Add):
             self.hands[seat].remove(action.card)
+            self._hand_changed(seat)
             self.center_row.append(action.card)
             self.cr_matched.append(None)
             self.added = True
@@ -599,6 +719,7 @@ class Game:
                                                          "position": len(self.center_row)}))
         elif isinstance(action, Place):
             self.hands[seat].remove(action.card)
+            self._hand_changed(seat)
             self.center_row.append(action.card)
             self.cr_matched.append(None)
             self.placements_left -= 1
@@ -607,12 +728,24 @@ class Game:
         elif isinstance(action, End):
             self._apply_end(events)
         elif isinstance(action, CallDos):
-            self.called_dos = True
+            if self.options.printed_dos_rule:
+                self.dos_calls[seat] = True
+                self.dos_missed[seat] = False
+            else:
+                self.called_dos = True
             events.append(Event(EventKind.DOS_CALLED, seat))
         elif isinstance(action, Catch):
-            self.dos_missed[action.seat] = False
-            events.append(Event(EventKind.CAUGHT, action.seat, {"by": seat}))
-            self._draw_into(action.seat, 2, "caught", events)
+            target = action.seat
+            self.dos_missed[target] = False
+            if not self.options.printed_dos_rule:
+                events.append(Event(EventKind.CAUGHT, target, {"by": seat}))
+                self._draw_into(target, 2, "caught", events)
+            elif target == self.current:  # 5.2: drawn at the end of the caught player's turn
+                self.penalty += 2
+                events.append(Event(EventKind.CAUGHT, target, {"by": seat, "deferred": True}))
+            else:
+                events.append(Event(EventKind.CAUGHT, target, {"by": seat, "deferred": False}))
+                self._draw_into(target, 2, "caught", events)
         # The turn ends by itself when 'end' is all its player could do next (a catch by a
         # waiting player can leave the current player there too).
         while self._only_end_left():
@@ -626,6 +759,9 @@ class Game:
         :meth:`legal_actions`: no text is involved. If one action is refused the game is
         unchanged. An ``end`` after the seat's turn has already ended by itself is ignored, so
         ``m1 R5; end`` works whether or not the match left anything else to do.
+
+        The list is one request: under the printed DOS rule only the state it ends in can
+        expose anyone (5.3).
 
         Raises:
             NotYourTurnError: ``seat`` is not the player to move.
@@ -669,12 +805,14 @@ class Game:
             try:
                 action = step if isinstance(step, Action) else resolve_action(trial, step, seat)
                 if not (isinstance(action, End) and turn_ended(self, trial, seat)):
-                    events.extend(trial.play(action, seat))
+                    events.extend(trial._play(action, seat))
             except DosError as error:
                 if len(steps) == 1:
                     raise
                 raise with_context(error, number, str(step)) from error
             actions.append(action)
+        if trial.options.printed_dos_rule:
+            trial._settle_exposure()
         return trial, actions, events
 
     def adopt(self, trial: Game) -> None:
@@ -687,6 +825,7 @@ class Game:
         hand = self.hands[seat]
         for card in action.cards:
             hand.remove(card)
+        self._hand_changed(seat)
         index = action.position - 1
         self.cr_matched[index] = action.cards
         self.matches += 1
@@ -717,6 +856,8 @@ class Game:
         self.drawn = card
         drawn = [] if card is None else [card]
         self.hands[seat].extend(drawn)
+        if drawn:
+            self._hand_changed(seat)
         events.append(
             Event(EventKind.DREW, seat, {"count": len(drawn), "reason": "draw"},
                   {"cards": [c.code for c in drawn]})
@@ -730,10 +871,30 @@ class Game:
                 break
             drawn.append(card)
         self.hands[seat].extend(drawn)
+        if drawn:
+            self._hand_changed(seat)
         events.append(
             Event(EventKind.DREW, seat, {"count": len(drawn), "reason": reason},
                   {"cards": [c.code for c in drawn]})
         )
+
+    def _hand_changed(self, seat: int) -> None:
+        """Printed DOS rule: a call protects, and exposure lasts, until the hand size changes."""
+        if self.options.printed_dos_rule:
+            self.dos_calls[seat] = False
+            self.dos_missed[seat] = False
+
+    def _settle_exposure(self) -> None:
+        """Printed DOS rule, at a request boundary: who holds two cards without a call (5.1)."""
+        over = self.winner is not None
+        current, penalty = self.current, self.penalty
+        for seat, hand in enumerate(self.hands):
+            self.dos_missed[seat] = (
+                not over
+                and len(hand) == 2
+                and not self.dos_calls[seat]
+                and not (seat == current and penalty)
+            )
 
     def _take_top(self, events: list[Event]) -> Card | None:
         """The top card of the draw pile, reshuffling the discard pile into it if needed (4.4)."""
@@ -795,7 +956,11 @@ class Game:
     def _finish_turn(self, events: list[Event]) -> None:
         seat = self.current
         hand = self.hands[seat]
-        if self.options.dos_call and len(hand) == 2 and not self.called_dos:
+        printed = self.options.printed_dos_rule
+        if printed and self.penalty:  # 5.2: after 4.1-4.3, before 6.1
+            self._draw_into(seat, self.penalty, "caught", events)
+            self.penalty = 0
+        if not printed and self.options.dos_call and len(hand) == 2 and not self.called_dos:
             self.dos_missed[seat] = True
             events.append(Event(EventKind.DOS_MISSED, seat))
         count = len(self.players)
@@ -807,7 +972,8 @@ class Game:
         self.current = following
         self.turn_no += 1
         self._reset_turn()
-        self.dos_missed[following] = False  # 5.2: the window closes when their turn starts
+        if not printed:
+            self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
     def _reset_turn(self) -> None:
         self.drawn = None
@@ -818,6 +984,7 @@ class Game:
         self.bonus_phase = False
         self.placements_left = 0
         self.called_dos = False
+        self.penalty = 0
 
     def _end_round(self, winner: int, events: list[Event]) -> None:
         points = [sum(card.points for card in hand) for hand in self.hands]
@@ -868,6 +1035,7 @@ class Game:
         self.current = first
         self.turn_no += 1
         self.dos_missed = [False] * count
+        self.dos_calls = [False] * count
         self._reset_turn()
         events.append(
             Event(
@@ -927,7 +1095,11 @@ class Game:
         if isinstance(action, CallDos):
             return "call DOS (you hold two cards)"
         if isinstance(action, Catch):
-            return f"catch {self.players[action.seat]}, who did not call DOS: they draw two cards"
+            name = self.players[action.seat]
+            if not self.options.printed_dos_rule:
+                return f"catch {name}, who did not call DOS: they draw two cards"
+            when = " at the end of their turn" if action.seat == self.current else ""
+            return f"catch {name}, who holds two cards without calling DOS: they draw two{when}"
         return action.text()
 
     # -- lenient parsing (shorthand is resolved in dos_engine.notation) ----------------------
@@ -983,8 +1155,11 @@ class Game:
             phase=self.phase,
             drawn=self.drawn if own_turn else None,
             placements_left=self.placements_left,
-            dos_called=self.called_dos,
+            dos_called=(self.dos_calls[self.current] if self.options.printed_dos_rule
+                        else self.called_dos),
             dos_missed=tuple(self.dos_missed),
+            dos_calls=tuple(self.dos_calls),
+            dos_penalty=self.penalty,
             draw_pile_size=len(self.draw_pile),
             discard_pile_size=len(self.discard_pile),
             options=self.options,
@@ -1022,8 +1197,10 @@ class Game:
                 "bonus_phase": self.bonus_phase,
                 "placements_left": self.placements_left,
                 "called_dos": self.called_dos,
+                "penalty": self.penalty,
             },
             "dos_missed": list(self.dos_missed),
+            "dos_calls": list(self.dos_calls),
             "winner": self.winner,
             "actions_played": self.actions_played,
             "turn_no": self.turn_no,
@@ -1167,7 +1344,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     count = len(players)
     game.players = tuple(players)
     game.seed = raw["seed"]
-    game.options = Options.from_dict(raw["options"])
+    game.options = Options.from_stored(raw["options"])
 
     def cards(codes: Any) -> list[Card]:
         if not isinstance(codes, list):
@@ -1217,13 +1394,19 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game.bonus_phase = flag(turn["bonus_phase"])
     game.placements_left = natural(turn["placements_left"])
     game.called_dos = flag(turn["called_dos"])
+    # States stored before the printed DOS rule (issue #17) have no calls or penalties.
+    game.penalty = natural(turn.get("penalty", 0))
     game.dos_missed = [flag(m) for m in raw["dos_missed"]]
+    game.dos_calls = [flag(m) for m in raw.get("dos_calls", [False] * count)]
     game.winner = seat(raw["winner"], allow_none=True)
     game.actions_played = natural(raw["actions_played"])
     # States stored before the counter existed start counting from 0: only its changes matter.
     game.turn_no = natural(raw.get("turn_no", 0))
-    if len(game.scores) != count or len(game.hands) != count or len(game.dos_missed) != count:
-        raise InvalidStateError("scores, hands and dos_missed need one entry per player")
+    if (len(game.scores) != count or len(game.hands) != count
+            or len(game.dos_missed) != count or len(game.dos_calls) != count):
+        raise InvalidStateError("scores, hands, dos_missed and dos_calls need one entry per player")
+    if game.options.printed_dos_rule:
+        game._settle_exposure()  # a stored state is at rest: exposure follows from it (5.1)
     counts = [0] * len(ALL_CARDS)
     for card in _all_cards(game):
         counts[card.id] += 1

@@ -41,7 +41,7 @@ class GameRecord:
         return cls(
             players=tuple(raw["players"]),
             seed=raw["seed"],
-            options=Options.from_dict(raw["options"]),
+            options=Options.from_stored(raw["options"]),
             actions=tuple((int(a["seat"]), str(a["action"])) for a in raw["actions"]),
         )
 

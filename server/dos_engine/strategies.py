@@ -78,7 +78,10 @@ def play_game(
     options: Options | None = None,
     max_actions: int = 200_000,
 ) -> tuple[Game, GameRecord]:
-    """Self-play a whole game; seats other than the current one catch missed DOS calls.
+    """Self-play a whole game, one action per request.
+
+    Before each action of the player to move, the other seats play what they may out of turn:
+    catch missed DOS calls (and, under the printed DOS rule, call DOS on their own two cards).
 
     Raises:
         RuntimeError: the game did not end within ``max_actions`` actions.
@@ -91,12 +94,12 @@ def play_game(
     while not game.is_over:
         if len(actions) >= max_actions:
             raise RuntimeError(f"game {seed!r} did not end within {max_actions} actions")
-        if options.dos_call and any(game.dos_missed):
+        if options.dos_call and (options.printed_dos_rule or any(game.dos_missed)):
             for offset in range(1, count):
                 other = (game.current + offset) % count
-                catches = game.legal_actions(other)
-                if catches:
-                    choice = strategies[other](game.view(other), catches)
+                out_of_turn = game.legal_actions(other)
+                if out_of_turn:
+                    choice = strategies[other](game.view(other), out_of_turn)
                     game.play(choice, other)
                     actions.append((other, choice.text()))
         seat = game.current

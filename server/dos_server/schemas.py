@@ -69,6 +69,7 @@ class SeatIn(ma.Schema):
 
 class OptionsIn(ma.Schema):
     after_draw = ma.fields.String(validate=validate.OneOf(["drawn_card", "any"]))
+    bonus_placement = ma.fields.String(validate=validate.OneOf(["optional", "mandatory"]))
     dos_call = StrictBoolean()
     target_score = StrictInteger(validate=validate.Range(min=1, max=10_000))
 

@@ -59,6 +59,7 @@ def make_position(
     dealer: int | None = None,
     scores: Sequence[int] | None = None,
     dos_missed: Sequence[bool] | None = None,
+    dos_calls: Sequence[bool] | None = None,
     players: Sequence[str] | None = None,
     seed: str = "hand-made position",
     round_no: int = 1,
@@ -68,7 +69,9 @@ def make_position(
     ``draw_pile_top`` lists the next cards to be drawn, the first one drawn first. Cards not
     named anywhere go to ``rest``: ``"draw"`` (under ``draw_pile_top``, in the documented deck
     order), ``"discard"``, or a seat number (into that player's hand). ``turn`` overrides the
-    turn flags of ``Game.to_dict()["turn"]``.
+    turn flags of ``Game.to_dict()["turn"]``. Options without ``dos_rule`` are read as a stored
+    state's are: the first reading of the DOS rule (``"v1"``). Under the printed DOS rule the
+    position is at rest, so ``dos_missed`` follows from the hands and ``dos_calls`` (5.1).
     """
     count = len(hands)
     names = list(players) if players is not None else list(PLAYER_NAMES[:count])
@@ -119,6 +122,7 @@ def make_position(
         "reshuffles": 0,
         "turn": {**DEFAULT_TURN, **(turn or {})},
         "dos_missed": list(dos_missed) if dos_missed is not None else [False] * count,
+        "dos_calls": list(dos_calls) if dos_calls is not None else [False] * count,
         "winner": None,
         "actions_played": 0,
     }
@@ -129,7 +133,7 @@ def position_from_spec(spec: Mapping[str, Any]) -> Game:
     """Build the game described by a ``state`` object of ``tests/data/positions.json``."""
     known = {
         "hands", "center_row", "current", "options", "draw_pile_top", "discard", "turn",
-        "rest", "dealer", "scores", "dos_missed",
+        "rest", "dealer", "scores", "dos_missed", "dos_calls",
     }
     unknown = set(spec) - known
     if unknown:
@@ -146,6 +150,7 @@ def position_from_spec(spec: Mapping[str, Any]) -> Game:
         dealer=spec.get("dealer"),
         scores=spec.get("scores"),
         dos_missed=spec.get("dos_missed"),
+        dos_calls=spec.get("dos_calls"),
     )
 
 
@@ -191,3 +196,4 @@ def hand_of(game: Game, seat: int) -> list[str]:
 
 def codes(cards: Sequence[Any]) -> list[str]:
     return [card.code for card in cards]
+

@@ -43,7 +43,8 @@ from dos_engine.rng import derive_key, shuffle
 from dos_engine.strategies import play_game
 
 OTHER = ["G8", "G9", "B9"]  # a harmless hand for seat 1
-DOS = {"dos_call": True}
+DOS = {"dos_call": True, "dos_rule": "printed"}  # the printed DOS rule (5)
+V1 = {"dos_call": True, "dos_rule": "v1"}  # the first reading, for games stored before it
 
 
 def kinds(events: Sequence[Event]) -> list[EventKind]:
@@ -486,6 +487,62 @@ def test_3_5_one_placement_per_bonus() -> None:
     assert hand_of(game, 0) == ["Y3"]
 
 
+MANDATORY = {"bonus_placement": "mandatory"}
+
+
+def test_3_5_placing_is_optional_by_default() -> None:
+    assert Options().bonus_placement == "optional"
+    assert Options.from_dict({}).bonus_placement == "optional"
+    assert Options.from_stored({"dos_call": True}).bonus_placement == "optional"
+
+
+def test_3_5_mandatory_placement_no_end_while_a_card_can_be_placed() -> None:
+    game = make_position([["R5", "G9", "Y1", "B6"], OTHER], center_row=["R5", "B7"],
+                         draw_pile_top=["Y10"], options=MANDATORY)
+    play(game, "m1 R5")
+    assert "end" in legal(game)  # ending the matching is still free ...
+    play(game, "end")
+    assert game.phase is Phase.BONUS
+    assert sorted(legal(game)) == ["place B6", "place G9", "place Y1"]  # ... placing is not
+    error = assert_refused(game, "end", "3.5")
+    assert "bonus_placement" in str(error)
+    play(game, "place B6")
+    assert game.current == 1
+    assert codes(game.center_row) == ["B7", "Y10", "B6"]
+
+
+def test_3_5_mandatory_placement_one_card_per_bonus() -> None:
+    game = make_position([["R5", "B7", "G1", "Y1", "Y3"], OTHER], center_row=["R5", "B7"],
+                         draw_pile_top=["G3", "G4"], options=MANDATORY)
+    play(game, "m1 R5; m2 B7")
+    assert game.placements_left == 2
+    assert_refused(game, "end", "3.5")
+    play(game, "place G1")
+    assert_refused(game, "end", "3.5")
+    play(game, "place Y1")
+    assert game.current == 1
+    assert hand_of(game, 0) == ["Y3"]
+
+
+def test_3_5_mandatory_placement_ends_with_the_hand() -> None:
+    game = make_position([["R5", "B7", "G1"], OTHER], center_row=["R5", "B7"],
+                         draw_pile_top=["G3", "G4"], options=MANDATORY)
+    play(game, "m1 R5; m2 B7")
+    assert game.placements_left == 2
+    events = play(game, "place G1")  # two bonuses, one card: the hand is empty, the round over
+    assert only(events, EventKind.ROUND_OVER)[0].seat == 0
+
+
+def test_3_5_mandatory_placement_in_the_lenient_turn() -> None:
+    game = make_position([["R5", "G9", "Y1", "B6"], OTHER], center_row=["R5", "B7"],
+                         draw_pile_top=["Y10"], options=MANDATORY)
+    with pytest.raises(IllegalActionError) as error:
+        game.play_text("m1 R5; end; end")
+    assert error.value.rule == "3.5"
+    game.play_text("m1 R5; end; place g9")
+    assert game.current == 1
+
+
 def test_3_5_no_placement_without_a_bonus() -> None:
     game = make_position([["R5", "G9", "Y1", "G7"], OTHER], center_row=["B5", "B7"])
     assert_refused(game, "place G9", "3.5")
@@ -622,13 +679,22 @@ def test_3_8_turn_ends_by_itself_after_a_catch_by_a_waiting_player() -> None:
         center_row=["Y5", "R10"],
         current=1,
         dos_missed=[True, False, False],
-        options={"dos_call": True},
+        options=V1,
         draw_pile_top=["Y4"],
     )
     play(game, "draw; add Y4", 1)
     assert legal(game, 1) == ["end", "catch 0"]
     play(game, "catch 0", 2)
     assert game.current == 2, f"seat 1 still to play with only {legal(game, 1)} left"
+
+
+def test_3_8_calls_and_catches_keep_no_turn_open_under_the_printed_dos_rule() -> None:
+    game = make_position([["G8", "B9"], ["R1", "G1", "Y3"], ["B1", "B3", "B4"]],
+                         center_row=["Y5", "R10"], current=1, options=DOS,
+                         draw_pile_top=["Y4"])
+    play(game, "draw; add Y4", 1)  # "catch 0" is still possible, but out of turn as well
+    assert game.current == 2
+    assert legal(game, 1) == ["catch 0"]
 
 
 # -- 4. End of turn ------------------------------------------------------------------------------
@@ -747,10 +813,257 @@ def test_4_4_both_piles_empty_double_colour_draws_nothing() -> None:
 
 
 # -- 5. Calling "DOS" ----------------------------------------------------------------------------
+#
+# The printed DOS rule (option dos_call, dos_rule "printed", every new game). Each call of
+# ``play`` (the helper plays one action per call) is one request; ``play_text``/``play_turn``
+# submit a whole turn as one request (5.3).
 
 
-def test_5_1_ending_on_two_cards_without_calling_is_a_missed_call() -> None:
+def test_5_1_holding_two_cards_without_a_call_exposes_the_player() -> None:
     game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"], options=DOS)
+    events = play(game, "m1 R5")
+    assert game.current == 1  # end was all that was left: calls keep no turn open (5.1)
+    assert EventKind.DOS_MISSED not in kinds(events)
+    assert game.dos_missed == [True, False]
+    assert game.view(1).dos_missed == (True, False)
+    assert legal(game, 0) == ["dos"]  # the call may come out of turn
+    assert "catch 0" in legal(game, 1)
+
+
+def test_5_1_exposed_by_a_double_colour_match_draw() -> None:
+    game = make_position([["R3", "R4", "G1", "Y5", "B9"], ["B8"], ["Y8", "Y9"]],
+                         center_row=["R7", "B10"], draw_pile_top=["Y6", "B6"], options=DOS)
+    play(game, "m1 R3+R4")  # everyone else draws one: seat 1 now holds two, seat 2 three
+    assert hand_of(game, 1) == ["B8", "Y6"]
+    assert game.current == 0
+    assert game.phase is Phase.MATCHING
+    assert game.dos_missed == [False, True, False]
+    assert legal(game, 1) == ["dos"]
+    assert legal(game, 2) == ["catch 1"]
+    assert "catch 1" in legal(game, 0)  # the player to move may catch too, between actions
+    events = play(game, "catch 1", 0)
+    assert [(e.kind, e.seat) for e in events] == [(EventKind.CAUGHT, 1), (EventKind.DREW, 1)]
+    assert events[0].data == {"by": 0, "deferred": False}
+    assert len(game.hands[1]) == 4
+    assert game.dos_missed == [False, False, False]
+    assert game.current == 0  # the catch is not a turn
+
+
+def test_5_1_exposed_after_an_add_and_after_a_placement() -> None:
+    game = make_position([["R1", "G1"], ["B8", "B9", "B10"]], center_row=["B10", "Y9"],
+                         draw_pile_top=["Y4"], options=DOS)
+    play(game, "draw; add G1")  # 2 -> 3 -> 2 cards
+    assert game.current == 1
+    assert game.dos_missed == [True, False]
+    game = make_position([["R5", "G9", "Y1", "B6"], OTHER], center_row=["R5", "B7"],
+                         draw_pile_top=["Y10"], options=DOS)
+    play(game, "m1 R5; end")
+    assert game.dos_missed == [False, False]  # three cards
+    play(game, "place G9")
+    assert game.dos_missed == [True, False]
+
+
+def test_5_1_called_out_of_turn() -> None:
+    game = make_position([["R5", "G3", "Y9"], ["B8", "B9", "Y1"]], center_row=["B5", "R8"],
+                         options=DOS)
+    play(game, "m1 R5")
+    assert game.current == 1
+    events = play(game, "dos", 0)
+    assert [(e.kind, e.seat) for e in events] == [(EventKind.DOS_CALLED, 0)]
+    assert game.dos_missed == [False, False]
+    assert game.dos_calls == [True, False]
+    assert game.current == 1  # a call out of turn changes no turn
+    assert legal(game, 0) == []
+    assert_refused(game, "catch 0", "5.3", seat=1)
+    assert_refused(game, "dos", "5.1", seat=0)  # one call per holding of two cards
+
+
+def test_5_1_call_in_the_same_request_as_the_match() -> None:
+    game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"], options=DOS)
+    game.play_text("m1 R5; dos")  # the turn ends by itself after m1; the call follows it
+    assert game.current == 1
+    assert game.dos_missed == [False, False]
+    assert_refused(game, "catch 0", "5.3", seat=1)
+
+
+def test_5_1_a_call_protects_until_the_hand_size_changes() -> None:
+    game = make_position([["R3", "R4", "G1", "Y5"], ["B8", "Y1"]], center_row=["R7", "R1"],
+                         draw_pile_top=["Y6", "Y9"], options=DOS)
+    assert game.dos_missed == [False, True]
+    play(game, "dos", 1)  # out of turn
+    assert (game.dos_calls, game.dos_missed) == ([False, True], [False, False])
+    play(game, "m1 R3+R4")  # double colour match: seat 1 draws a third card
+    assert hand_of(game, 1) == ["B8", "Y1", "Y6"]
+    assert game.dos_calls == [False, False]  # the call was for the two cards it held
+    play(game, "end")
+    play(game, "end")  # no bonus card placed
+    assert game.current == 1
+    play(game, "m1 Y1", 1)  # two cards again: a new holding, a new call is needed
+    assert game.dos_missed[1]
+    assert "dos" in legal(game, 1)
+    assert "catch 1" in legal(game, 0)
+
+
+def test_5_1_no_exposure_when_the_option_is_off() -> None:
+    game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"],
+                         options={"dos_rule": "printed"})
+    play(game, "m1 R5")
+    assert game.dos_missed == [False, False]
+    assert legal(game, 0) == []
+    assert_refused(game, "dos", "5", seat=0)
+    assert_refused(game, "catch 0", "5", seat=1)
+
+
+def test_5_2_caught_out_of_turn_draws_two_at_once() -> None:
+    game = make_position([["R5", "G3", "Y9"], ["B8", "B9", "Y1"], ["Y8", "Y9", "Y10"]],
+                         center_row=["B5", "R8"], draw_pile_top=["Y4", "R10", "G10"],
+                         options=DOS)
+    play(game, "m1 R5")  # Y4 is flipped into the Center Row
+    assert game.current == 1
+    events = play(game, "catch 0", 2)  # a waiting player catches a waiting player
+    assert [(e.kind, e.seat) for e in events] == [(EventKind.CAUGHT, 0), (EventKind.DREW, 0)]
+    assert events[0].data == {"by": 2, "deferred": False}
+    assert (events[1].data["count"], events[1].data["reason"]) == (2, "caught")
+    assert hand_of(game, 0) == ["G10", "G3", "R10", "Y9"]
+    assert game.dos_missed == [False, False, False]
+    assert_refused(game, "catch 0", "5.3", seat=1)
+
+
+def _exposed_in_own_turn(options: dict[str, Any] | None = None) -> Game:
+    """Seat 0 single-colour-matches down to two cards with its turn still open, in one request."""
+    game = make_position([["R5", "G7", "Y9"], ["B8", "B9", "B10"], ["Y8", "Y10", "B1"]],
+                         center_row=["R5", "G7"], draw_pile_top=["R10", "G10", "B3", "B4"],
+                         options=options or DOS)
+    play(game, "m1 R5")
+    assert game.current == 0
+    assert game.phase is Phase.MATCHING
+    assert game.dos_missed == [True, False, False]
+    return game
+
+
+def test_5_2_caught_between_two_actions_of_the_own_turn_draws_at_its_end() -> None:
+    game = _exposed_in_own_turn()
+    events = play(game, "catch 0", 1)
+    assert [(e.kind, e.seat) for e in events] == [(EventKind.CAUGHT, 0)]
+    assert events[0].data == {"by": 1, "deferred": True}
+    assert hand_of(game, 0) == ["G7", "Y9"]  # not yet: at the end of the turn
+    assert game.penalty == 2
+    assert game.view(2).dos_penalty == 2
+    assert game.dos_missed == [False, False, False]
+    assert legal(game, 0) == ["m2 G7", "end"]  # no call any more, no second catch
+    assert_refused(game, "dos", "5.2", seat=0)
+    assert_refused(game, "catch 0", "5.3", seat=2)
+    play(game, "m2 G7")  # a second colour bonus; matching is over
+    assert game.phase is Phase.BONUS
+    assert game.placements_left == 2
+    events = play(game, "place Y9")  # the hand is empty ...
+    assert kinds(events) == [EventKind.PLACED, EventKind.DREW, EventKind.TURN_ENDED]
+    assert (events[1].seat, events[1].data["reason"], events[1].data["count"]) == (0, "caught", 2)
+    assert codes(game.center_row) == ["R10", "G10", "Y9"]  # placed before the penalty (4.3)
+    assert hand_of(game, 0) == ["B3", "B4"]  # ... but the penalty came first: no going out
+    assert (game.round_no, game.scores, game.current) == (1, [0, 0, 0], 1)
+    assert game.penalty == 0
+    assert game.dos_missed == [True, False, False]  # two new cards, no call yet
+    assert legal(game, 0) == ["dos"]
+
+
+def test_5_2_caught_in_own_turn_by_the_player_himself_is_refused() -> None:
+    game = _exposed_in_own_turn()
+    assert_refused(game, "catch 0", "5.2", seat=0)
+
+
+def test_5_2_any_other_player_may_catch_in_or_out_of_turn() -> None:
+    for catcher in (1, 2):
+        game = _exposed_in_own_turn()
+        assert "catch 0" in legal(game, catcher)
+        play(game, "catch 0", catcher)
+        assert game.penalty == 2
+    game = _exposed_in_own_turn()
+    play(game, "m2 G7", 0)  # seat 0 now holds one card: no longer exposed
+    assert game.dos_missed == [False, False, False]
+    assert legal(game, 1) == []
+
+
+def test_5_2_a_player_caught_in_own_turn_draws_at_its_end() -> None:
+    game = _exposed_in_own_turn()
+    play(game, "catch 0", 2)
+    play(game, "end")  # the CR is refilled (R10), then the bonus phase
+    assert hand_of(game, 0) == ["G7", "Y9"]
+    events = play(game, "end")  # no placement
+    assert kinds(events) == [EventKind.DREW, EventKind.TURN_ENDED]
+    assert hand_of(game, 0) == ["B3", "G10", "G7", "Y9"]
+    assert game.current == 1
+
+
+def test_5_3_illegal_call_rejected_no_penalty() -> None:
+    game = make_position([["R5", "G7", "B1"], ["B8", "B9", "Y1"]], center_row=["B5", "Y9"],
+                         options=DOS)
+    error = assert_refused(game, "dos", "5.3")
+    assert "two cards" in str(error)
+    assert_refused(game, "dos", "5.3", seat=1)  # out of turn as well
+    assert [len(h) for h in game.hands] == [3, 3]
+
+
+def test_5_3_illegal_catch_rejected_no_penalty() -> None:
+    game = make_position([["R5", "G3", "Y9"], ["B8", "B9", "Y1"]], center_row=["B5", "R8"],
+                         options=DOS)
+    assert_refused(game, "catch 0", "5.3", seat=1)  # three cards
+    assert_refused(game, "catch 5", None, seat=1)
+    play(game, "m1 R5")
+    assert_refused(game, "catch 0", "5.2", seat=0)  # nobody catches themselves
+    assert_refused(game, "catch 1", "5.3", seat=0)
+    play(game, "dos", 0)
+    error = assert_refused(game, "catch 0", "5.3", seat=1)
+    assert "called DOS" in str(error)
+
+
+def test_5_3_a_whole_turn_submitted_at_once_exposes_only_its_end_state() -> None:
+    hands = [["R5", "B7", "G1", "Y3"], ["B8", "B9", "Y1"]]
+    one_by_one = make_position(hands, center_row=["B5", "G7", "R1"], options=DOS)
+    play(one_by_one, "m1 R5")
+    play(one_by_one, "m2 B7")
+    assert one_by_one.dos_missed == [True, False]  # between two requests: exposed
+    at_once = make_position(hands, center_row=["B5", "G7", "R1"], options=DOS)
+    at_once.play_text("m1 R5; m2 B7; m3 G1")
+    assert at_once.dos_missed == [False, False]  # two cards only in between: one card left
+    play(one_by_one, "m3 G1")
+    assert one_by_one.dos_missed == [False, False]
+    # the same through play_turn, with Action objects
+    listed = make_position(hands, center_row=["B5", "G7", "R1"], options=DOS)
+    listed.play_turn([parse_action("m1 R5"), parse_action("m2 B7"), parse_action("m3 G1")])
+    assert listed == at_once
+
+
+def test_5_3_a_catch_waits_for_the_request_that_exposed_the_player() -> None:
+    game = make_position([["R3", "R4", "G1", "Y5"], ["B8"]], center_row=["R7", "B10"],
+                         draw_pile_top=["Y6"], options=DOS)
+    with pytest.raises(IllegalActionError) as error:
+        game.play_text("m1 R3+R4; catch 1")  # seat 1 reached two cards within this request
+    assert error.value.rule == "5.3"
+    assert "during this request" in str(error.value)
+    assert len(game.hands[1]) == 1  # all or nothing
+    game.play_text("m1 R3+R4")
+    game.play_text("catch 1")
+    assert len(game.hands[1]) == 4
+
+
+def test_5_4_a_catch_in_the_turn_that_ends_the_round_is_scored() -> None:
+    game = make_position([["R5", "G3"], ["R10", "Y#"]], center_row=["B5", "G3"],
+                         draw_pile_top=["Y1", "B1"], options=DOS)
+    assert game.dos_missed == [True, True]
+    _, events = game.play_text("catch 1; m1 R5; m2 G3")
+    assert only(events, EventKind.CAUGHT)[0].data == {"by": 0, "deferred": False}
+    over = only(events, EventKind.ROUND_OVER)[0].data
+    assert sorted(over["hands"][1]) == ["B1", "R10", "Y#", "Y1"]
+    assert over["points"] == [0, 10 + 40 + 1 + 1]
+    assert game.scores == [52, 0]
+
+
+# The first reading of the DOS rule (dos_rule "v1": games stored before the printed rule).
+
+
+def test_5_v1_ending_on_two_cards_without_calling_is_a_missed_call() -> None:
+    game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"], options=V1)
     play(game, "m1 R5")
     assert game.current == 0  # the turn stays open: DOS may still be called
     assert legal(game) == ["end", "dos"]
@@ -760,8 +1073,8 @@ def test_5_1_ending_on_two_cards_without_calling_is_a_missed_call() -> None:
     assert game.current == 1
 
 
-def test_5_1_calling_dos_before_ending_on_two_cards() -> None:
-    game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"], options=DOS)
+def test_5_v1_calling_dos_before_ending_on_two_cards() -> None:
+    game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"], options=V1)
     play(game, "m1 R5")
     events = play(game, "dos")
     assert kinds(events)[0] is EventKind.DOS_CALLED
@@ -771,9 +1084,9 @@ def test_5_1_calling_dos_before_ending_on_two_cards() -> None:
     assert legal(game, 0) == []
 
 
-def test_5_1_dos_after_placing_down_to_two_cards() -> None:
+def test_5_v1_dos_after_placing_down_to_two_cards() -> None:
     game = make_position([["R5", "G3", "Y9", "B1"], OTHER], center_row=["R5", "B8"],
-                         options=DOS, draw_pile_top=["G10"])
+                         options=V1, draw_pile_top=["G10"])
     play(game, "m1 R5")
     assert game.phase is Phase.BONUS
     play(game, "place B1")
@@ -784,7 +1097,7 @@ def test_5_1_dos_after_placing_down_to_two_cards() -> None:
     assert game.dos_missed == [False, False]
 
 
-def test_5_1_no_missed_call_when_option_is_off() -> None:
+def test_5_v1_no_missed_call_when_option_is_off() -> None:
     game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"])
     events = play(game, "m1 R5")
     assert game.current == 1
@@ -793,24 +1106,24 @@ def test_5_1_no_missed_call_when_option_is_off() -> None:
     assert_refused(game, "dos", "5")
 
 
-def test_5_1_dos_called_only_once_per_turn() -> None:
-    game = make_position([["R5", "G7"], OTHER], center_row=["B5", "Y9"], options=DOS)
+def test_5_v1_dos_called_only_once_per_turn() -> None:
+    game = make_position([["R5", "G7"], OTHER], center_row=["B5", "Y9"], options=V1)
     play(game, "dos")
     assert game.called_dos
     assert_refused(game, "dos", "5.1")
 
 
-def _missed_game(count: int = 2) -> Game:
+def _v1_missed_game(count: int = 2) -> Game:
     others = [["Y8", "Y9", "Y10"], ["B8", "B9", "B10"]][: count - 1]
-    game = make_position([["R5", "G3", "Y1"], *others], center_row=["B5", "R8"], options=DOS,
+    game = make_position([["R5", "G3", "Y1"], *others], center_row=["B5", "R8"], options=V1,
                          draw_pile_top=["Y10", "B1", "R10", "G10"])
     play(game, "m1 R5; end")
     assert game.dos_missed[0]
     return game
 
 
-def test_5_2_catch_missed_call_caught_player_draws_two() -> None:
-    game = _missed_game()
+def test_5_v1_catch_missed_call_caught_player_draws_two() -> None:
+    game = _v1_missed_game()
     assert "catch 0" in legal(game, 1)
     events = play(game, "catch 0", 1)
     assert kinds(events) == [EventKind.CAUGHT, EventKind.DREW]
@@ -823,16 +1136,16 @@ def test_5_2_catch_missed_call_caught_player_draws_two() -> None:
     assert "catch 0" not in legal(game, 1)
 
 
-def test_5_2_any_other_player_may_catch() -> None:
-    game = _missed_game(3)
+def test_5_v1_any_other_player_may_catch() -> None:
+    game = _v1_missed_game(3)
     assert legal(game, 2) == ["catch 0"]
     play(game, "catch 0", 2)
     assert len(game.hands[0]) == 4
     assert game.current == 1
 
 
-def test_5_2_catch_window_closes_when_their_next_turn_starts() -> None:
-    game = _missed_game()
+def test_5_v1_catch_window_closes_when_their_next_turn_starts() -> None:
+    game = _v1_missed_game()
     play(game, "draw", 1)
     assert game.drawn is not None
     play(game, f"add {game.drawn.code}", 1)
@@ -840,40 +1153,51 @@ def test_5_2_catch_window_closes_when_their_next_turn_starts() -> None:
     play(game, "end", 1)
     assert game.current == 0
     assert game.dos_missed == [False, False]
-    assert_refused(game, "catch 0", "5.2", seat=1)
+    assert_refused(game, "catch 0", "5.3", seat=1)
 
 
-def test_5_2_illegal_call_rejected_no_penalty() -> None:
-    game = make_position([["R5", "G7", "B1"], OTHER], center_row=["B5", "Y9"], options=DOS)
-    error = assert_refused(game, "dos", "5.2")
+def test_5_v1_illegal_call_rejected_no_penalty() -> None:
+    game = make_position([["R5", "G7", "B1"], OTHER], center_row=["B5", "Y9"], options=V1)
+    error = assert_refused(game, "dos", "5.3")
     assert "two cards" in str(error)
     assert len(game.hands[0]) == 3
 
 
-def test_5_2_illegal_catch_rejected_no_penalty() -> None:
+def test_5_v1_illegal_catch_rejected_no_penalty() -> None:
     # seat 0 called DOS: no catch
-    game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"], options=DOS)
+    game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"], options=V1)
     play(game, "m1 R5; dos")
     assert game.current == 1
-    assert_refused(game, "catch 0", "5.2", seat=1)
+    assert_refused(game, "catch 0", "5.3", seat=1)
     # seat 0 missed the call but no longer holds two cards
     game = make_position([["G8", "B9", "R4"], ["R5", "G7", "Y1"]], center_row=["Y5", "R10"],
-                         current=1, dos_missed=[True, False], options=DOS)
-    assert_refused(game, "catch 0", "5.2", seat=1)
+                         current=1, dos_missed=[True, False], options=V1)
+    assert_refused(game, "catch 0", "5.3", seat=1)
     # nobody may catch themselves
-    game = _missed_game()
+    game = _v1_missed_game()
     assert_refused(game, "catch 0", "5.2", seat=0)
-    assert_refused(game, "catch 1", "5.2", seat=0)  # seat 1 did not miss a call
+    assert_refused(game, "catch 1", "5.3", seat=0)  # seat 1 did not miss a call
     # without the option there is nothing to catch
     game = make_position([["G8", "B9"], ["R5", "G7", "Y1"]], center_row=["Y5", "R10"],
                          current=1, dos_missed=[True, False])
     assert_refused(game, "catch 0", "5", seat=1)
 
 
-def test_5_2_a_waiting_player_may_only_catch() -> None:
-    game = _missed_game(3)
+def test_5_v1_a_waiting_player_may_only_catch() -> None:
+    game = _v1_missed_game(3)
     with pytest.raises(NotYourTurnError):
         game.play(parse_action("draw"), 2)
+
+
+def test_5_v1_no_call_out_of_turn_and_no_exposure_by_a_double_colour_match() -> None:
+    game = make_position([["R3", "R4", "G1", "Y5", "B9"], ["B8"]], center_row=["R7", "B10"],
+                         draw_pile_top=["Y6"], options=V1)
+    play(game, "m1 R3+R4")
+    assert len(game.hands[1]) == 2
+    assert game.dos_missed == [False, False]
+    assert legal(game, 1) == []
+    with pytest.raises(NotYourTurnError):
+        game.play(parse_action("dos"), 1)
 
 
 # -- 6. End of a round and scoring ---------------------------------------------------------------
@@ -1055,6 +1379,9 @@ def _random_game(seed: str, players: int, options: Options, check_all: bool) -> 
         ("inv-1", 2, Options(target_score=60)),
         ("inv-2", 3, Options(dos_call=True, target_score=60)),
         ("inv-3", 4, Options(after_draw="any", dos_call=True, target_score=40)),
+        ("inv-4", 2, Options(dos_call=True, bonus_placement="mandatory", target_score=60)),
+        ("inv-5", 3, Options(dos_call=True, dos_rule="v1", target_score=60)),
+        ("inv-6", 4, Options(after_draw="any", bonus_placement="mandatory", target_score=40)),
     ],
 )
 def test_7_all_108_cards_always_in_exactly_one_place(seed: str, players: int, options: Options) -> None:
@@ -1111,9 +1438,9 @@ def test_7_game_is_determined_by_seed_and_actions() -> None:
 
 def test_7_refused_actions_leave_the_state_unchanged() -> None:
     game = make_position([["R5", "G3", "Y9"], OTHER], center_row=["B5", "R8"], options=DOS)
-    for text, rule in [("end", "3.8"), ("add R5", "3.6"), ("place R5", "3.5"), ("dos", "5.2"),
+    for text, rule in [("end", "3.8"), ("add R5", "3.6"), ("place R5", "3.5"), ("dos", "5.3"),
                        ("m1 G3", "3.1"), ("m2 G3+Y9", "3.2"), ("m3 R5", "2.3"),
-                       ("catch 1", "5.2"), ("m1 B5", "3.1")]:
+                       ("catch 1", "5.3"), ("m1 B5", "3.1")]:
         assert_refused(game, text, rule)
     with pytest.raises(NotYourTurnError) as error:
         game.play(parse_action("draw"), 1)

@@ -1,5 +1,6 @@
 """Self-play: 2,000 complete games to 200 points between seeded random and greedy bots, over
-every combination of 2-4 players, ``after_draw`` and ``dos_call`` (RULES.md 6.4, 7).
+every combination of 2-4 players, ``after_draw``, ``bonus_placement`` and the DOS call (off, as
+printed, and as first read for stored games: ``dos_rule="v1"``) (RULES.md 3.5, 3.6, 5, 6.4, 7).
 
 The games are split into 40 chunks of 50 so that pytest-xdist can spread them over workers.
 Every game must end with one winner at or above the target, everybody else below it; one game
@@ -27,8 +28,8 @@ from dos_engine import (
 GAMES = 2_000
 CHUNKS = 40
 PER_CHUNK = GAMES // CHUNKS
-COMBINATIONS: list[tuple[int, str, bool]] = list(
-    product((2, 3, 4), ("drawn_card", "any"), (False, True))
+COMBINATIONS: list[tuple[int, str, str, str]] = list(
+    product((2, 3, 4), ("drawn_card", "any"), ("optional", "mandatory"), ("off", "printed", "v1"))
 )
 LINEUPS = ("random", "greedy", "mixed")
 REPLAY_EVERY = 5
@@ -44,8 +45,11 @@ def strategies(game_no: int, count: int, lineup: str) -> list[Strategy]:
 
 
 def game_setup(game_no: int) -> tuple[int, Options, str]:
-    count, after_draw, dos_call = COMBINATIONS[game_no % len(COMBINATIONS)]
-    options = Options(after_draw="any" if after_draw == "any" else "drawn_card", dos_call=dos_call)
+    count, after_draw, placement, dos = COMBINATIONS[game_no % len(COMBINATIONS)]
+    options = Options.from_dict({
+        "after_draw": after_draw, "bonus_placement": placement, "dos_call": dos != "off",
+        "dos_rule": "v1" if dos == "v1" else "printed",
+    })
     lineup = LINEUPS[(game_no // len(COMBINATIONS)) % len(LINEUPS)]
     return count, options, lineup
 
@@ -53,12 +57,14 @@ def game_setup(game_no: int) -> tuple[int, Options, str]:
 def test_the_games_cover_every_combination() -> None:
     seen = [game_setup(n) for n in range(GAMES)]
     assert CHUNKS * PER_CHUNK == GAMES
-    per_combination = {
-        (count, options.after_draw, options.dos_call, lineup) for count, options, lineup in seen
-    }
+    def combination(count: int, o: Options) -> tuple[int, str, str, str]:
+        dos = o.dos_rule if o.dos_call else "off"
+        return count, o.after_draw, o.bonus_placement, dos
+
+    per_combination = {(combination(count, options), lineup) for count, options, lineup in seen}
     assert len(per_combination) == len(COMBINATIONS) * len(LINEUPS)
-    for combination in COMBINATIONS:
-        games = sum(1 for count, o, _ in seen if (count, o.after_draw, o.dos_call) == combination)
+    for wanted in COMBINATIONS:
+        games = sum(1 for count, o, _ in seen if combination(count, o) == wanted)
         assert games >= GAMES // len(COMBINATIONS)
 
 

@@ -65,6 +65,8 @@ options_strategy = st.builds(
     after_draw=st.sampled_from(["drawn_card", "any"]),
     dos_call=st.booleans(),
     target_score=st.sampled_from([200, 50, 1]),
+    bonus_placement=st.sampled_from(["optional", "mandatory"]),
+    dos_rule=st.sampled_from(["printed", "printed", "v1"]),
 )
 
 
@@ -231,6 +233,8 @@ MALFORMED: dict[str, Mutation] = {
     "options not a mapping": setter(["options"], "dos_call"),
     "unknown option": setter(["options", "colour_blind"], True),
     "dos_call option 1": setter(["options", "dos_call"], 1),
+    "bonus_placement unknown": setter(["options", "bonus_placement"], "never"),
+    "dos_rule unknown": setter(["options", "dos_rule"], "v2"),
     "target_score true": setter(["options", "target_score"], True),
     "scores a string": setter(["scores"], "0,0,0"),
     "score negative": setter(["scores", 0], -1),
@@ -259,6 +263,9 @@ MALFORMED: dict[str, Mutation] = {
     "called_dos 0": setter(["turn", "called_dos"], 0),
     "dos_missed of ints": setter(["dos_missed"], [0, 0, 0]),
     "two dos_missed": setter(["dos_missed"], [False, False]),
+    "dos_calls of ints": setter(["dos_calls"], [0, 0, 0]),
+    "two dos_calls": setter(["dos_calls"], [False, False]),
+    "penalty negative": setter(["turn", "penalty"], -2),
     "reshuffles true": setter(["reshuffles"], True),
     "actions_played negative": setter(["actions_played"], -3),
     "actions_played true": setter(["actions_played"], True),
@@ -267,15 +274,19 @@ MALFORMED: dict[str, Mutation] = {
 }
 TOP_LEVEL_KEYS = ["players", "seed", "options", "scores", "round", "dealer", "current", "hands",
                   "draw_pile", "discard_pile", "center_row", "reshuffles", "turn", "dos_missed",
-                  "winner", "actions_played", "turn_no"]
+                  "dos_calls", "winner", "actions_played", "turn_no"]
 TURN_KEYS = ["drawn", "has_drawn", "matches", "added", "bonuses", "bonus_phase",
-             "placements_left", "called_dos"]
-OPTIONAL_KEYS = {"turn_no"}  # states stored before the turn counter existed lack it
+             "placements_left", "called_dos", "penalty"]
+# States stored before the turn counter existed lack turn_no; before the printed DOS rule
+# (issue #17), dos_calls and the turn's penalty.
+OPTIONAL_KEYS = {"turn_no", "dos_calls"}
+OPTIONAL_TURN_KEYS = {"penalty"}
 for key in TOP_LEVEL_KEYS:
     if key not in OPTIONAL_KEYS:
         MALFORMED[f"{key} missing"] = deleter([key])
 for key in TURN_KEYS:
-    MALFORMED[f"turn {key} missing"] = deleter(["turn", key])
+    if key not in OPTIONAL_TURN_KEYS:
+        MALFORMED[f"turn {key} missing"] = deleter(["turn", key])
 MALFORMED["CR card missing"] = deleter(["center_row", 0, "card"])
 MALFORMED["CR matched_with missing"] = deleter(["center_row", 0, "matched_with"])
 

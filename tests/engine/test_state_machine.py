@@ -1,9 +1,11 @@
 """A hypothesis state machine over random legal play (RULES.md 7 invariants and more).
 
-Each example starts a game (2-4 players, both ``after_draw`` options, ``dos_call`` on/off, a
-random seed and target score; sometimes from a first position with few or no cards left to draw,
-or with short hands) and plays random legal actions for the current seat, for other seats (to
-catch missed DOS calls) and as whole turns typed on one line (``parse_turn``/``play_turn``).
+Each example starts a game (2-4 players, a random seed and target score; one test per
+combination of the rule options ``after_draw``, ``bonus_placement`` and ``dos_call``, the DOS
+call both as printed and as first read, for stored games; sometimes from a first position with
+few or no cards left to draw, or with short hands) and plays random legal actions for the
+current seat, for other seats (to call DOS and catch missed calls) and as whole turns typed on
+one line (``parse_turn``/``play_turn``).
 After every step it checks:
 
 * all 108 cards are in the state, exactly once each (7);
@@ -15,6 +17,9 @@ After every step it checks:
   when the hidden cards (the draw pile and the other hands) are dealt differently;
 * events show drawn cards only to the seat that drew them;
 * ``Game.from_dict(game.to_dict()) == game``, also through JSON;
+* under the printed DOS rule, between requests a seat is exposed exactly when it holds two cards
+  without a call (and was not caught this turn): a whole turn exposes only its end state (5.3);
+* with mandatory bonus placement, ``end`` is never listed while a bonus card can be placed;
 
 and at the end of each example that replaying the actions gives the same game and events (from
 the seed with ``replay``, when the game was not started from a handcrafted position).
@@ -32,7 +37,13 @@ import hypothesis
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from dos_engine import (
     ALL_CARDS,
@@ -41,6 +52,7 @@ from dos_engine import (
     END,
     Action,
     Add,
+    CallDos,
     Card,
     CardKind,
     Catch,
@@ -51,6 +63,7 @@ from dos_engine import (
     GameRecord,
     Match,
     Options,
+    Phase,
     Place,
     new_deck,
     parse_action,
@@ -62,9 +75,16 @@ from dos_engine.game import Bonus, declare_match
 NAMES = ("ann", "ben", "cat", "dan")
 VIEW_KEYS = {
     "seat", "players", "hand", "hand_sizes", "center_row", "scores", "round", "dealer", "current",
-    "phase", "drawn", "placements_left", "dos_called", "dos_missed", "draw_pile_size",
-    "discard_pile_size", "options", "winner", "legal_actions",
+    "phase", "drawn", "placements_left", "dos_called", "dos_missed", "dos_calls", "dos_penalty",
+    "draw_pile_size", "discard_pile_size", "options", "winner", "legal_actions",
 }
+# Every combination of the rule options: (after_draw, bonus_placement, dos_call, dos_rule).
+OPTION_COMBINATIONS: list[tuple[str, str, bool, str]] = [
+    (after_draw, placement, dos_call, dos_rule)
+    for after_draw in ("drawn_card", "any")
+    for placement in ("optional", "mandatory")
+    for dos_call, dos_rule in ((False, "printed"), (True, "printed"), (True, "v1"))
+]
 NOTABLE = {EventKind.ROUND_OVER, EventKind.GAME_OVER, EventKind.CAUGHT, EventKind.RESHUFFLED,
            EventKind.DOS_MISSED, EventKind.DOS_CALLED, EventKind.PLACED, EventKind.ADDED}
 DECK = Counter(card.code for card in new_deck())
@@ -239,8 +259,12 @@ def plausible_actions(draw: st.DrawFn, game: Game, seat: int) -> Action:
 
 
 class DosMachine(RuleBasedStateMachine):
-    def __init__(self) -> None:
+    """One machine per combination of rule options (``OPTION_COMBINATIONS``), so that each is
+    covered however hypothesis draws."""
+
+    def __init__(self, combination: tuple[str, str, bool, str] = OPTION_COMBINATIONS[0]) -> None:
         super().__init__()
+        self.combination = combination
         self.game: Game | None = None
         self.record: list[tuple[int, str]] = []
         self.events: list[dict[str, Any]] = []
@@ -253,8 +277,6 @@ class DosMachine(RuleBasedStateMachine):
 
     @initialize(
         count=st.integers(2, 4),
-        after_draw=st.sampled_from(["drawn_card", "any"]),
-        dos_call=st.booleans(),
         seed=st.text(min_size=1, max_size=12),
         target_score=st.sampled_from([200, 200, 40, 1]),
         piles=st.sampled_from(["dealt", "dealt", "few_left", "none_left", "short_hands"]),
@@ -263,8 +285,6 @@ class DosMachine(RuleBasedStateMachine):
     def start(
         self,
         count: int,
-        after_draw: str,
-        dos_call: bool,
         seed: str,
         target_score: int,
         piles: str,
@@ -276,8 +296,10 @@ class DosMachine(RuleBasedStateMachine):
         ("none_left"), the first player then drawing from two empty piles. To reach DOS calls
         (5) and round ends (6) quickly, "short_hands" puts all but ``keep + 1`` cards of each
         hand under the draw pile."""
-        options = Options(after_draw="any" if after_draw == "any" else "drawn_card",
-                          dos_call=dos_call, target_score=target_score)
+        after_draw, placement, dos_call, dos_rule = self.combination
+        options = Options.from_dict({"after_draw": after_draw, "bonus_placement": placement,
+                                     "dos_call": dos_call, "dos_rule": dos_rule,
+                                     "target_score": target_score})
         game, events = start_game(NAMES[:count], seed, options)
         check_events(events, count)
         self.events = [e.to_dict() for e in events]
@@ -306,6 +328,8 @@ class DosMachine(RuleBasedStateMachine):
         check_events(events, len(self.g.players))
         assert self.g.card_count() == 108
         for event in events:
+            if event.kind is EventKind.CAUGHT and event.data.get("deferred"):
+                hypothesis.event("caught in their own turn: drawn at its end")
             if event.kind in NOTABLE:
                 hypothesis.event(f"reached {event.kind.value}")
             elif event.kind is EventKind.DREW and event.data["count"] == 0:
@@ -352,7 +376,13 @@ class DosMachine(RuleBasedStateMachine):
         played: list[Action] = []
         events: list[Event] = []
         for index in indices:
-            legal = trial.legal_actions(seat)
+            # ``trial`` plays one request per action, so it may list catches of seats that came
+            # to two cards within this turn; in one request those wait for the next (5.3).
+            legal = [a for a in trial.legal_actions(seat)
+                     if not isinstance(a, Catch) or not game.options.printed_dos_rule
+                     or (game.dos_missed[a.seat] and trial.hands[a.seat] == game.hands[a.seat])]
+            if not legal:  # only catches left, and none of them allowed in this request
+                break
             played.append(legal[index % len(legal)])
             events.extend(trial.play(played[-1], seat))
             if trial.current != seat or trial.round_no != round_no or trial.is_over:
@@ -360,6 +390,8 @@ class DosMachine(RuleBasedStateMachine):
                 break
         else:
             played_text = "; ".join(a.text() for a in played)
+        if not played:
+            return
         text = played_text.upper() if upper else played_text
         turn = game.parse_turn(text, seat)
         assert turn[: len(played)] == played
@@ -376,7 +408,10 @@ class DosMachine(RuleBasedStateMachine):
         if seat == self.g.current:
             return
         legal = self.g.legal_actions(seat)
-        assert all(isinstance(a, Catch) for a in legal), "out of turn only catch is possible"
+        out_of_turn: tuple[type[Action], ...] = (
+            (Catch, CallDos) if self.g.options.printed_dos_rule else (Catch,)
+        )
+        assert all(isinstance(a, out_of_turn) for a in legal), f"out of turn: {legal}"
         if not self.g.options.dos_call:
             assert legal == []
         if legal:
@@ -442,6 +477,38 @@ class DosMachine(RuleBasedStateMachine):
         assert game.to_dict() == before
 
     @invariant()
+    def dos_exposure_follows_the_state(self) -> None:
+        """Between requests (5.1-5.3): exposed exactly when holding two cards without a call."""
+        if self.game is None:
+            return
+        game = self.game
+        if not game.options.printed_dos_rule:
+            assert not any(game.dos_calls)
+            assert game.penalty == 0
+            return
+        assert game.penalty in (0, 2)
+        for seat, hand in enumerate(game.hands):
+            exposed = (not game.is_over and len(hand) == 2 and not game.dos_calls[seat]
+                       and not (seat == game.current and game.penalty))
+            assert game.dos_missed[seat] == exposed, (seat, len(hand), game.dos_calls)
+            assert (CALL_DOS in game.legal_actions(seat)) == exposed
+            if game.dos_calls[seat]:
+                assert len(hand) == 2
+            if exposed:
+                hypothesis.event("a seat is exposed between requests")
+            for other in range(len(game.players)):
+                assert (Catch(seat) in game.legal_actions(other)) == (exposed and other != seat)
+
+    @invariant()
+    def mandatory_placement_lists_no_end(self) -> None:
+        if self.game is None or self.game.options.bonus_placement != "mandatory":
+            return
+        game = self.game
+        if game.phase is Phase.BONUS and game.placements_left and game.hands[game.current]:
+            assert END not in game.legal_actions(game.current)
+            hypothesis.event("a bonus card must be placed")
+
+    @invariant()
     def listed_matches_equal_brute_force(self) -> None:
         if self.game is None:
             return
@@ -487,10 +554,17 @@ class DosMachine(RuleBasedStateMachine):
         assert [e.to_dict() for e in events] + stream == self.events
 
 
-DosMachine.TestCase.settings = settings(
-    max_examples=60,
+MACHINE_SETTINGS = settings(
+    max_examples=10,  # per combination: 120 examples in all
     stateful_step_count=60,
     derandomize=True,
     deadline=None,
 )
-TestDosMachine = DosMachine.TestCase
+
+
+@pytest.mark.parametrize(
+    "combination", OPTION_COMBINATIONS,
+    ids=[f"{a}-{p}-{'dos_' + r if d else 'no_dos'}" for a, p, d, r in OPTION_COMBINATIONS],
+)
+def test_dos_machine(combination: tuple[str, str, bool, str]) -> None:
+    run_state_machine_as_test(lambda: DosMachine(combination), settings=MACHINE_SETTINGS)
