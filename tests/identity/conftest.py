@@ -11,7 +11,7 @@ from flask import Flask
 
 from testkit import SmtpSink, app_factory, backend, db_url
 
-__all__ = ["backend", "db_url", "make_app", "mail_app", "smtp"]
+__all__ = ["backend", "db_url", "mail_app", "make_app", "smtp"]
 
 
 @pytest.fixture
