@@ -30,6 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_CODES_PER_HOUR": 5,
     "LOGIN_CODE_MINUTES": 15,
     "LOGIN_MAX_ATTEMPTS": 5,
+    "SESSION_COOKIE_SAMESITE": "Lax",  # the browser's account session (api/signin.py)
     # Email: with no SMTP_HOST, messages go to the log and to instance/outbox/*.eml.
     "SMTP_HOST": None,
     "SMTP_PORT": 587,

@@ -208,3 +208,28 @@ def test_tokens_of_other_kinds_are_not_account_tokens(mail_app: Flask, smtp: Smt
     account = sign_in(client, mail_app, smtp, ANN)
     # ... and an account token is not a player token.
     assert client.get(f"/api/games/{game['id']}/actions", headers=auth(account)).status_code == 401
+
+
+def test_the_link_in_a_browser(mail_app: Flask, smtp: SmtpSink) -> None:
+    from dos_server.api.signin import SESSION_KEY
+    from dos_server.services import account
+
+    client = mail_app.test_client()
+    client.post("/api/login", json={"email": ANN})
+    path = "/" + link_for(mail_app, smtp, ANN).split("://", 1)[1].split("/", 1)[1]
+    for _ in range(2):  # a mail scanner's GET spends nothing
+        page = client.get(path)
+        assert page.status_code == 200
+        assert page.mimetype == "text/html"
+        assert 'method="post"' in page.get_data(as_text=True)
+    assert client.post(path, headers={"Origin": "https://evil.example"}).status_code == 403
+    signed = client.post(path, headers={"Origin": "http://localhost"})
+    assert signed.status_code == 200, signed.get_data(as_text=True)
+    assert ANN in signed.get_data(as_text=True)
+    with client.session_transaction() as session:
+        token = session[SESSION_KEY]
+    with mail_app.test_request_context():
+        assert account.authenticate(token).email_key == ANN
+    sessions = client.get("/api/me/sessions", headers=auth(token)).get_json()["sessions"]
+    assert [s["kind"] for s in sessions] == ["browser"]
+    assert client.post(path).status_code == 401  # once

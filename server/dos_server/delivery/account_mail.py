@@ -34,7 +34,7 @@ def _login(payload: dict[str, Any], message_id: str) -> EmailMessage:
     shown = f"{code[:4]} {code[4:]}"
     link = account.login_link(payload["login_id"])
     base = current_app.config["PUBLIC_URL"].rstrip("/")
-    message = new_message(f"Your DOS sign-in code: {shown}", message_id, "login_code")
+    message = new_message("Your DOS sign-in code", message_id, "login_code")  # not in logs
     text = "\n".join([
         "Someone (we hope you) asked to sign in to DOS by mail with this address.",
         "",
