@@ -73,12 +73,13 @@ def issue_payload(purpose: str, payload: dict[str, Any]) -> str:
     return str(_serializer(purpose).dumps(payload))
 
 
-def read_payload(purpose: str, token: str, max_age_seconds: int, what: str) -> dict[str, Any]:
+def read_payload(purpose: str, token: str, max_age_seconds: int, what: str,
+                 expired_hint: str = "") -> dict[str, Any]:
     """The object inside a token of :func:`issue_payload`; a 401 problem naming ``what``."""
     try:
         payload = _serializer(purpose).loads(token, max_age=max_age_seconds)
     except SignatureExpired:
-        raise unauthorized(f"this {what} has expired") from None
+        raise unauthorized(f"this {what} has expired{expired_hint}") from None
     except BadSignature:
         raise unauthorized(f"this is not a valid {what} for this server") from None
     if not isinstance(payload, dict):
@@ -89,13 +90,9 @@ def read_payload(purpose: str, token: str, max_age_seconds: int, what: str) -> d
 def read(purpose: str, token: str) -> TokenClaims:
     """Verify a token; a bad, expired or malformed one is a 401 problem."""
     max_age = int(current_app.config["TOKEN_MAX_AGE_DAYS"]) * 86400
-    try:
-        payload = _serializer(purpose).loads(token, max_age=max_age)
-    except SignatureExpired:
-        raise unauthorized(f"this {purpose} token has expired; ask the game's host for a new one") from None
-    except BadSignature:
-        raise unauthorized(f"this is not a valid {purpose} token for this server") from None
-    if not isinstance(payload, dict) or not isinstance(payload.get("g"), str):
+    payload = read_payload(purpose, token, max_age, f"{purpose} token",
+                           "; ask the game's host for a new one")
+    if not isinstance(payload.get("g"), str):
         raise unauthorized(f"this is not a valid {purpose} token for this server")
     seat_id = payload.get("p")
     legacy_index = payload.get("s")
