@@ -142,8 +142,9 @@ def sync_games(settings: Settings, store: Store) -> list[str]:
 def adopt(store: Store, name: str) -> None:
     """``name`` is a game id this profile has not saved, but the account holds: save it."""
     account = saved_account(store)
-    if (account is None or not GAME_ID.fullmatch(name) or name in store.games
-            or any(entry.get("game_id") == name for entry in store.games.values())):
+    if (account is None or not GAME_ID.fullmatch(name)
+            or any(saved.startswith(name) or entry.get("game_id") == name
+                   for saved, entry in store.games.items())):  # a saved game (_pick finds it)
         return
     api = _api(account["server"], account["token"])
     try:
