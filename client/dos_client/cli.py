@@ -47,6 +47,10 @@ class Settings:
     def saved_game(self, name: str | None, store: Store | None = None) -> SavedGame:
         """The saved game called ``name`` (default: the current one) and its player's API."""
         store = store or self.store()
+        if name is not None:
+            from dos_client.account import adopt
+
+            adopt(store, name)  # a game id of the signed-in account: save it first (#14)
         picked, entry = _pick(store, name)
         return SavedGame(self, store, picked, entry)
 
@@ -294,7 +298,10 @@ def join(settings: Settings, invite: str, code: str | None, name: str | None,
 @pass_settings
 def games(settings: Settings) -> None:
     """Every saved game: whose turn, deadline, scores; * marks games waiting on you."""
+    from dos_client.account import sync_games
+
     store = settings.store()
+    sync_games(settings, store)  # signed in: the account's games on this server too (#14)
     rows: list[dict[str, Any]] = []
     for name, entry in store.games.items():
         try:
@@ -636,6 +643,15 @@ def token_rotate(settings: Settings, game: str | None, show: bool) -> None:
     settings.emit({"game": saved.name, "rotated": True, **new_token},
                   "\n".join([f"New token saved for {saved.name}; the old one no longer works.",
                              *new_token.values()]))
+
+
+def _register_account() -> None:
+    from dos_client.account import register
+
+    register(cli)  # login, logout, whoami (issue #14)
+
+
+_register_account()
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

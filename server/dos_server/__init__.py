@@ -12,7 +12,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     import os
 
     from dos_server import models  # noqa: F401 - registers the tables with the metadata
-    from dos_server.api import games, health, inbound
+    from dos_server.api import account, games, health, inbound, signin
     from dos_server.config import load_config
     from dos_server.database import configure_engine
     from dos_server.edge import check_request
@@ -34,6 +34,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     api.register_blueprint(games.blp)
     api.register_blueprint(games.unsubscribe_blp)
     api.register_blueprint(inbound.blp)
+    api.register_blueprint(account.blp)
+    api.register_blueprint(signin.blp)
     from dos_server.mailin import register_cli as register_mailin
     from dos_server.worker import register_cli
 

@@ -22,6 +22,15 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_HEADERS_ENABLED": True,
     "RATE_LIMIT_CREATE": "30 per minute; 500 per day",  # per client address
     "RATE_LIMIT_JOIN": "60 per minute",
+    # Signing in with an email address (issue #14): per client address (Flask-Limiter) and,
+    # in the database, per email address; codes last LOGIN_CODE_MINUTES and survive
+    # LOGIN_MAX_ATTEMPTS wrong guesses.
+    "RATE_LIMIT_LOGIN": "10 per minute; 100 per day",
+    "RATE_LIMIT_LOGIN_VERIFY": "30 per minute; 300 per day",
+    "LOGIN_CODES_PER_HOUR": 5,
+    "LOGIN_CODE_MINUTES": 15,
+    "LOGIN_MAX_ATTEMPTS": 5,
+    "SESSION_COOKIE_SAMESITE": "Lax",  # the browser's account session (api/signin.py)
     # Email: with no SMTP_HOST, messages go to the log and to instance/outbox/*.eml.
     "SMTP_HOST": None,
     "SMTP_PORT": 587,

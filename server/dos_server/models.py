@@ -133,6 +133,16 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
                                                             nullable=True)
     vacation_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_used: Mapped[int] = mapped_column(Integer, default=0)
+    # One identity for all your games (issue #14). ``email`` is where notifications go;
+    # ``owner_email`` is the address that opens this seat by signing in: set only when the
+    # seat was claimed with the invite sent to that address, or when the seat's player
+    # confirmed it by the link sent there. The host never sets it. ``owner_key`` is its
+    # comparison form (validation.email_key).
+    owner_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    owner_key: Mapped[str | None] = mapped_column(String(254), nullable=True, index=True)
+    # The player chose digest or per-turn emails for this game: the identity's preference
+    # (IdentityRow.digest) no longer applies to it.
+    digest_chosen: Mapped[bool] = mapped_column(default=False)
 
     game: Mapped[GameRow] = relationship(back_populates="seats")
 
@@ -250,3 +260,55 @@ class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+# -- one identity for all your games (issue #14) ----------------------------------------------
+
+
+class LoginCodeRow(db.Model):  # type: ignore[name-defined,misc]
+    """A sign-in request: the code and link were emailed to ``address``.
+
+    No code is stored: the code is an HMAC of ``nonce`` under the secret key (see
+    services/account.py), so the database alone does not give it away. Single use
+    (``used_at``), expires (``expires_at``), and dies after a few wrong guesses (``attempts``).
+    """
+
+    __tablename__ = "login_codes"
+    __table_args__ = (Index("ix_login_codes_key_created", "email_key", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True)
+    email_key: Mapped[str] = mapped_column(String(254))
+    address: Mapped[str] = mapped_column(String(254))
+    nonce: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class AccountSessionRow(db.Model):  # type: ignore[name-defined,misc]
+    """A signed-in device. Its token names ``id`` and a secret whose SHA-256 is stored here;
+    deleting the row revokes the token at once."""
+
+    __tablename__ = "account_sessions"
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True)
+    email_key: Mapped[str] = mapped_column(String(254), index=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(8), default="api")  # api | browser
+    user_agent: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_used_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class IdentityRow(db.Model):  # type: ignore[name-defined,misc]
+    """What an identity (an address, compared by ``email_key``) chose for all its games."""
+
+    __tablename__ = "identities"
+
+    email_key: Mapped[str] = mapped_column(String(254), primary_key=True)
+    address: Mapped[str] = mapped_column(String(254))  # as last signed in with
+    # None: no preference; True/False: digest or per-turn emails in every game whose
+    # player has not chosen otherwise for that game (SeatRow.digest_chosen).
+    digest: Mapped[bool | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -29,6 +29,11 @@ SALTS = {
     "invite": "dos.invite.v1",
     "unsubscribe": "dos.unsubscribe.v1",
     "inbound": "dos.inbound-mail.v1",
+    # One identity for all your games (issue #14): an account session, a sign-in link, and
+    # the link that confirms a seat's new address.
+    "account": "dos.account.v1",
+    "login": "dos.login-link.v1",
+    "confirm": "dos.confirm-email.v1",
 }
 
 
@@ -38,6 +43,7 @@ class TokenClaims:
     seat_id: str | None  # the seat's public_id; None for host tokens (and legacy tokens)
     version: int
     legacy_index: int | None = None  # what a token from before seat identities names
+    address: str | None = None  # an invite's digest of the address it was sent to (issue #14)
 
     @property
     def names_a_seat(self) -> bool:
@@ -49,24 +55,44 @@ def _serializer(purpose: str) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(keys, salt=SALTS[purpose])
 
 
-def issue(purpose: str, game_id: str, seat_id: str | None, version: int) -> str:
-    """A token for ``purpose`` naming the seat ``seat_id`` (its public_id; None: the host)."""
-    payload: dict[str, Any] = {"g": game_id, "v": version}
+def issue(purpose: str, game_id: str, seat_id: str | None, version: int,
+          **extra: str) -> str:
+    """A token for ``purpose`` naming the seat ``seat_id`` (its public_id; None: the host).
+
+    ``extra`` adds short string claims (an invite's ``e``: a digest of the address it was
+    sent to), read back as ``TokenClaims.address``.
+    """
+    payload: dict[str, Any] = {"g": game_id, "v": version, **extra}
     if seat_id is not None:
         payload["p"] = seat_id
     return str(_serializer(purpose).dumps(payload))
 
 
+def issue_payload(purpose: str, payload: dict[str, Any]) -> str:
+    """A signed token for any JSON object (account sessions and sign-in links)."""
+    return str(_serializer(purpose).dumps(payload))
+
+
+def read_payload(purpose: str, token: str, max_age_seconds: int, what: str,
+                 expired_hint: str = "") -> dict[str, Any]:
+    """The object inside a token of :func:`issue_payload`; a 401 problem naming ``what``."""
+    try:
+        payload = _serializer(purpose).loads(token, max_age=max_age_seconds)
+    except SignatureExpired:
+        raise unauthorized(f"this {what} has expired{expired_hint}") from None
+    except BadSignature:
+        raise unauthorized(f"this is not a valid {what} for this server") from None
+    if not isinstance(payload, dict):
+        raise unauthorized(f"this is not a valid {what} for this server")
+    return payload
+
+
 def read(purpose: str, token: str) -> TokenClaims:
     """Verify a token; a bad, expired or malformed one is a 401 problem."""
     max_age = int(current_app.config["TOKEN_MAX_AGE_DAYS"]) * 86400
-    try:
-        payload = _serializer(purpose).loads(token, max_age=max_age)
-    except SignatureExpired:
-        raise unauthorized(f"this {purpose} token has expired; ask the game's host for a new one") from None
-    except BadSignature:
-        raise unauthorized(f"this is not a valid {purpose} token for this server") from None
-    if not isinstance(payload, dict) or not isinstance(payload.get("g"), str):
+    payload = read_payload(purpose, token, max_age, f"{purpose} token",
+                           "; ask the game's host for a new one")
+    if not isinstance(payload.get("g"), str):
         raise unauthorized(f"this is not a valid {purpose} token for this server")
     seat_id = payload.get("p")
     legacy_index = payload.get("s")
@@ -75,7 +101,26 @@ def read(purpose: str, token: str) -> TokenClaims:
             or (legacy_index is not None and type(legacy_index) is not int)
             or type(version) is not int):
         raise unauthorized(f"this is not a valid {purpose} token for this server")
-    return TokenClaims(payload["g"], seat_id, version, legacy_index)
+    address = payload.get("e")
+    return TokenClaims(payload["g"], seat_id, version, legacy_index,
+                       address if isinstance(address, str) else None)
+
+
+def address_digest(key: str) -> str:
+    """A short keyed digest of an address's comparison form (validation.email_key), put in an
+    invite so that claiming it proves the claimer got the invite sent to that address. Keyed,
+    because a token's payload is readable: the digest must not let anyone test guesses."""
+    return _address_digest(current_app.config["SECRET_KEY"], key)
+
+
+def address_matches(digest: str, key: str) -> bool:
+    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    return any(hmac.compare_digest(_address_digest(k, key), digest) for k in keys)
+
+
+def _address_digest(secret: str, key: str) -> str:
+    mac = hmac.new(secret.encode(), b"dos.address.v1:" + key.encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()[:12]).decode()
 
 
 def unauthorized(detail: str) -> Problem:

@@ -72,6 +72,19 @@ def clean_email(raw: str) -> str:
     return stored
 
 
+def email_key(address: str) -> str:
+    """How addresses are compared (issue #14): the stored form (see :func:`clean_email`; an
+    internationalized domain in its ``xn--`` form), lowercased whole.
+
+    The domain is case-insensitive by definition. The local part is compared
+    case-insensitively too: RFC 5321 lets a server treat ``Ann`` and ``ann`` as different
+    mailboxes, but no common one does, and people type their address in either case. No
+    provider-specific rules (Gmail's dots or ``+tags``): ``a.nn@`` and ``ann@`` stay apart.
+    ``address`` must already be clean (as stored).
+    """
+    return address.lower()
+
+
 def _ascii_domain(domain: str) -> str:
     if domain.startswith("[") and domain.endswith("]"):  # an address literal
         literal = domain[1:-1]
@@ -95,4 +108,4 @@ def _codepoint(ch: str) -> str:
     return f"U+{ord(ch):04X}"
 
 
-__all__ = ["EMAIL_MAX", "NAME_MAX", "clean_email", "clean_name", "name_key"]
+__all__ = ["EMAIL_MAX", "NAME_MAX", "clean_email", "clean_name", "email_key", "name_key"]

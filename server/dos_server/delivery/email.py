@@ -46,6 +46,10 @@ def thread_id(game_id: str, seat: int, domain: str) -> str:
 def build(payload: dict[str, Any], message_id: str) -> EmailMessage:
     if payload["event"] == "digest":
         return _build_digest(payload, message_id)
+    if payload["event"] in ("login_code", "confirm_email"):  # signing in (issue #14)
+        from dos_server.delivery.account_mail import build_account_mail
+
+        return build_account_mail(payload, message_id)
     if payload["event"] == "mail_reply":  # the answer to a player's email (issue #6)
         from dos_server.delivery.mailreply import build_reply
 
@@ -125,13 +129,20 @@ def text_body(payload: dict[str, Any]) -> str:
                      "or one of: show, moves, history, resign, help.")
         lines.append("")
     lines.append(f"Game: {payload['links']['game']}")
+    lines.append(f"All your games: {all_games_url()}")
     lines.append(f"Stop these emails: {payload['unsubscribe']}")
     return "\n".join(lines) + "\n"
+
+
+def all_games_url() -> str:
+    """Every game of the address, after signing in (issue #14)."""
+    return f"{current_app.config['PUBLIC_URL'].rstrip('/')}/me"
 
 
 def html_body(payload: dict[str, Any]) -> str:
     return pre_html(text_body(payload),
                     f"<p><a href=\"{html.escape(payload['links']['game'])}\">Open the game</a> · "
+                    f"<a href=\"{html.escape(all_games_url())}\">All your games</a> · "
                     f"<a href=\"{html.escape(payload['unsubscribe'])}\">Unsubscribe</a></p>")
 
 
@@ -215,6 +226,7 @@ def _build_digest(payload: dict[str, Any], message_id: str) -> EmailMessage:
                   f"  play move 1:    {game['line']}",
                   f"  {game['link']}",
                   f"  stop emails for this game: {game['unsubscribe']}", ""]
+    lines.append(f"All your games (sign in with this address): {all_games_url()}")
     text = "\n".join(lines) + "\n"
     message.set_content(text)
     message.add_alternative(pre_html(text), subtype="html")

@@ -18,6 +18,7 @@ from dos_server import tokens
 from dos_server.extensions import db
 from dos_server.models import GameRow, SeatRow
 from dos_server.problems import Problem
+from dos_server.validation import email_key
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,14 @@ def find_seat(game: GameRow, seat_id: str | None, legacy_index: int | None) -> S
 
 
 def seat_token(purpose: str, game: GameRow, seat: SeatRow) -> str:
-    """A ``purpose`` token for ``seat``: it names the seat's identity and token version."""
+    """A ``purpose`` token for ``seat``: it names the seat's identity and token version.
+
+    An invite also carries a digest of the seat's address at the time (issue #14): claiming
+    the seat with it makes that address the one that opens the seat by signing in.
+    """
+    if purpose == "invite" and seat.email:
+        return tokens.issue(purpose, game.id, seat.public_id, seat.token_version,
+                            e=tokens.address_digest(email_key(seat.email)))
     return tokens.issue(purpose, game.id, seat.public_id, seat.token_version)
 
 

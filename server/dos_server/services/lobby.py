@@ -21,7 +21,7 @@ from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import GameRow, SeatRow, as_utc, new_seat_id, utcnow
 from dos_server.problems import Problem
-from dos_server.services import notify
+from dos_server.services import account, notify
 from dos_server.services.access import (
     Viewer,
     check_game,
@@ -151,6 +151,8 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
         if not seat.claimed and game.status == "waiting":
             game.version += 1  # the table changed; a second join with one invite changes nothing
         seat.claimed = True
+        if invite and seat.owner_key is None:
+            account.claim_by_invite(seat, claims)  # the invite sent to the seat's address
         if game.status == "waiting" and all(s.name for s in game.seats):
             deal(game)
         token = seat_token("player", game, seat)
@@ -254,10 +256,23 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
         game, viewer = locked(game_id, bearer)
         require_seat_or_host(viewer, index, "change its notifications")
         seat = seat_of(game, index)
+        own_seat = viewer.seat == seat.index
         secret_shown = None
+        confirming = False
         if "email" in fields:
-            seat.email = _seat_email(email, "email")
+            new_email = _seat_email(email, "email")
+            if not own_seat and seat.claimed and not seat.bot:
+                # Issue #14: an address opens its seat by signing in; only the player moves it.
+                raise Problem(403, "not-your-seat", "Not your seat",
+                              "once a seat is claimed only its player can change its address")
+            changed = (validation.email_key(new_email) if new_email else None) != (
+                validation.email_key(seat.email) if seat.email else None)
+            seat.email = new_email
             seat.email_unsubscribed = False
+            if own_seat:
+                confirming = account.ask_confirmation(game, seat)
+            elif changed and new_email and seat.name and not seat.bot:
+                _invite_by_email(game, seat)  # the host invites someone else to this seat
         if "webhook_url" in fields:
             seat.webhook_url = webhook_url
             seat.webhook_disabled = False
@@ -268,14 +283,31 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             seat.notify_events = events
         if digest is not None:
             seat.digest = digest
+            seat.digest_chosen = True  # the identity's preference no longer applies here
+        hidden = not own_seat and seat.claimed  # a seat's address is its player's business
         return {
             "seat": seat.index,
-            "email": seat.email,
+            "email": None if hidden else seat.email,
+            "email_hidden": hidden and seat.email is not None,
+            # Issue #14: whether this address opens the seat by signing in; if not, a link
+            # to confirm it was emailed to it (the old address opens the seat until then).
+            "email_confirmed": None if hidden or not seat.email
+            else validation.email_key(seat.email) == seat.owner_key,
+            "confirmation_sent": confirming,
             "webhook_url": seat.webhook_url,
             "events": seat.notify_events or {c: list(notify.EVENTS) for c in notify.CHANNELS},
             "digest": seat.digest,
             "webhook_secret": secret_shown,  # shown once, when the URL is set
         }
+
+
+def _invite_by_email(game: GameRow, seat: SeatRow) -> None:
+    """Send the seat's invite to its (new) address; claiming with it owns the seat."""
+    invite = seat_token("invite", game, seat)
+    notify.enqueue(game, "invited", [seat], None,
+                   {"invite": f"{game.id}:{invite}",
+                    "join": f"dos-client join {game.id}:{invite}"},
+                   key=f"invite-{seat.public_id}-{secrets.token_hex(4)}", channels=("email",))
 
 
 def _check_webhook_url(url: str | None, where: tuple[str, ...]) -> None:
