@@ -43,17 +43,17 @@ def test_changes_off_the_table_never_make_a_pending_move_stale(client: FlaskClie
     host = auth(other["host"])
     # The other player (and the host) change things that touch nobody's table.
     rotated = client.post(f"/api/games/{game_id}/seats/{idle}/token", headers=host).get_json()
-    players[idle] = rotated["player_token"]
+    players[idle] = join(client, game_id, invite=rotated["invite"])["player_token"]
     assert client.post(f"/api/games/{game_id}/vacation", json={"days": 1},
                        headers=auth(players[idle])).status_code == 200
     assert client.put(f"/api/games/{game_id}/seats/{idle}/notifications",
                       json={"email": "x@example.org", "digest": True},
                       headers=auth(players[idle])).status_code == 200
-    assert client.post(f"/api/games/{game_id}/join",
-                       json={"invite": rotated["invite"]}).status_code == 200
+    assert client.post(f"/api/games/{game_id}/join",  # a second join with one invite
+                       json={"invite": rotated["invite"]}).status_code == 409
     # The pending move still applies, by the number the player saw.
     players[seat] = client.post(f"/api/games/{game_id}/seats/{seat}/token",
-                                headers=host).get_json()["player_token"]
+                                headers=auth(players[seat])).get_json()["player_token"]
     answer = client.post(f"/api/games/{game_id}/actions", json=move, headers=auth(players[seat]))
     assert answer.status_code == 200, answer.get_data(as_text=True)
 

@@ -132,6 +132,12 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
             seat = seat_named_by(game, claims)
             if seat.token_version != claims.version:
                 raise tokens.unauthorized("this invite was revoked; ask the host for a new one")
+            if seat.claimed:  # an invite is spent by its claim: nobody else gets the seat with it
+                raise Problem(409, "seat-claimed", "Seat already claimed",
+                              f"{seat.name}'s seat was already claimed with this invite. On "
+                              "another device, use your player token (dos-client token set); "
+                              "if you lost it, ask the host to rotate the seat, which revokes "
+                              "the old token and gives a new invite")
         elif code:
             if not secrets.compare_digest(code.encode(), game.invite_code.encode()):
                 raise Problem(403, "bad-invite-code", "Wrong invite code",
@@ -233,17 +239,24 @@ def _renumber(game: GameRow) -> None:
 
 
 def rotate_token(game_id: str, bearer: str | None, index: int) -> dict[str, Any]:
-    """Revoke a seat's tokens and issue a new one (the host for any seat, a player for theirs)."""
+    """Revoke a seat's tokens and issue new ones.
+
+    The seat's own player gets a new player token. The host gets a new invite, never a
+    player token: a claimed seat goes back to unclaimed, so whoever the host gives the invite
+    to claims it, and its former player sees at once that their token stopped working. The
+    host can take a seat back, but never act for a player behind their back.
+    """
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         require_seat_or_host(viewer, index, "rotate its token")
         seat = seat_of(game, index)
         seat.token_version += 1
-        return {
-            "seat": seat.index,
-            "player_token": seat_token("player", game, seat),
-            "invite": seat_token("invite", game, seat),
-        }
+        if viewer.seat == seat.index:
+            return {"seat": seat.index, "player_token": seat_token("player", game, seat),
+                    "invite": None}
+        seat.claimed = False
+        return {"seat": seat.index, "player_token": None,
+                "invite": seat_token("invite", game, seat)}
 
 
 def set_notifications(game_id: str, bearer: str | None, index: int, email: str | None,
