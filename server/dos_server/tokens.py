@@ -29,6 +29,7 @@ SALTS = {
     "invite": "dos.invite.v1",
     "unsubscribe": "dos.unsubscribe.v1",
     "inbound": "dos.inbound-mail.v1",
+    "signin": "dos.web-signin.v1",  # the short-lived link in an email that opens the web table
 }
 
 
@@ -57,9 +58,13 @@ def issue(purpose: str, game_id: str, seat_id: str | None, version: int) -> str:
     return str(_serializer(purpose).dumps(payload))
 
 
-def read(purpose: str, token: str) -> TokenClaims:
-    """Verify a token; a bad, expired or malformed one is a 401 problem."""
-    max_age = int(current_app.config["TOKEN_MAX_AGE_DAYS"]) * 86400
+def read(purpose: str, token: str, max_age_days: float | None = None) -> TokenClaims:
+    """Verify a token; a bad, expired or malformed one is a 401 problem.
+
+    ``max_age_days`` shortens the lifetime (default ``TOKEN_MAX_AGE_DAYS``).
+    """
+    days = current_app.config["TOKEN_MAX_AGE_DAYS"] if max_age_days is None else max_age_days
+    max_age = int(float(days) * 86400)
     try:
         payload = _serializer(purpose).loads(token, max_age=max_age)
     except SignatureExpired:
