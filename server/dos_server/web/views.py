@@ -303,7 +303,11 @@ def join(game_id: str) -> Page:
     parked = auth.pending(game_id, "invite", "code")
     name = None
     if parked is not None and parked.kind == "invite":
-        name = auth.invite_seat_name(game_id, parked.value)  # a bad invite: a friendly 401 page
+        try:
+            name = auth.invite_seat_name(game_id, parked.value)
+        except Problem:
+            auth.clear_pending()
+            raise  # a friendly page saying what is wrong with the invite
     return render_template("join.html", game=game, parked=parked, name=name)
 
 
