@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+from web_helpers import api_game, api_view, join_api, signin_link
 
 from testkit import build_app, dispose, serving
-from web_helpers import api_game, api_view, join_api, signin_link
 
 CHROMIUM = os.environ.get("DOS_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -66,13 +66,6 @@ def site(tmp_path: Path) -> Iterator[Site]:
             yield Site(app, base, app.test_client())
     finally:
         dispose(app)
-
-
-@pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    made = browser.new_context()
-    yield made
-    made.close()
 
 
 def new_page(browser: Browser, **options: Any) -> Page:
@@ -134,7 +127,7 @@ def test_email_link_signs_in_and_a_whole_game_is_played_in_browsers(
 
 
 def test_spectator_sees_no_hand(browser: Browser, site: Site) -> None:
-    game_id, tokens = site.game([{"name": "alice"}, {"name": "bob"}])
+    game_id, _tokens = site.game([{"name": "alice"}, {"name": "bob"}])
     page = new_page(browser)
     page.goto(f"{site.base}/games/{game_id}")
     expect(page.get_by_text("You are watching")).to_be_visible()
