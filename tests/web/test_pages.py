@@ -5,6 +5,8 @@ TEST_DATABASE_URL, PostgreSQL."""
 from __future__ import annotations
 
 import re
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -498,6 +500,37 @@ def test_wait_answers_at_once_when_the_version_differs(make_app: Any, table: Tab
     assert same == {"version": version, "changed": False}
     assert browser.get(f"/games/{table.game_id}/wait?version=x").status_code == 400
     assert browser.get("/games/nosuchgame/wait?version=1").status_code == 404
+
+
+def test_wait_is_woken_by_a_move(make_app: Any, table: Table, backend: str) -> None:
+    """On PostgreSQL the waiter is woken by NOTIFY (it would only look again after 5 s)."""
+    from dos_server.services import watch
+
+    app = make_app(WEB_WAIT_SECONDS=30, WEB_WAIT_POLL_SECONDS=0.05)
+    with app.app_context():
+        assert watch.wait_until_listening(10) is (backend == "postgresql")
+    version = table.version()
+    answers: list[dict[str, Any]] = []
+    started = threading.Event()
+
+    def wait() -> None:
+        started.set()
+        answers.append(app.test_client().get(
+            f"/games/{table.game_id}/wait?version={version}").get_json())
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    started.wait(5)
+    seat = table.current()
+    moved = table.browsers[seat].post(
+        f"/api/games/{table.game_id}/actions",
+        headers={"Authorization": f"Bearer {table.tokens[seat]}"},
+        json={"version": version, "turn": "draw"})
+    assert moved.status_code == 200
+    clock = time.monotonic()
+    waiter.join(10)
+    assert answers == [{"version": table.version(), "changed": True}]
+    assert time.monotonic() - clock < 4
 
 
 def test_web_query_tokens_are_redacted_in_logs() -> None:

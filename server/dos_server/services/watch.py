@@ -29,6 +29,7 @@ log = logging.getLogger("dos_server.watch")
 _lock = threading.Lock()
 _waiters: dict[str, set[threading.Event]] = {}
 _listeners: dict[str, threading.Thread] = {}  # database URL -> its listener thread
+_ready: dict[str, threading.Event] = {}  # database URL -> set once its LISTEN is in place
 _registered = False
 
 
@@ -109,14 +110,23 @@ def _listening(app: Flask) -> bool:
         thread = _listeners.get(key)
         if thread is not None and thread.is_alive():
             return True
-        thread = threading.Thread(target=_listen, args=(url.set(query={}),), name="dos-listen",
-                                  daemon=True)
+        ready = _ready.setdefault(key, threading.Event())
+        thread = threading.Thread(target=_listen, args=(url.set(query={}), ready),
+                                  name="dos-listen", daemon=True)
         _listeners[key] = thread
     thread.start()
     return True
 
 
-def _listen(url: Any) -> None:
+def wait_until_listening(timeout: float) -> bool:
+    """Start listening on the app's database (PostgreSQL) and wait until LISTEN is in place."""
+    if not _listening(current_app):
+        return False
+    key = db.engine.url.set(query={}).render_as_string(hide_password=False)
+    return _ready[key].wait(timeout)
+
+
+def _listen(url: Any, ready: threading.Event) -> None:
     import psycopg
 
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -124,6 +134,7 @@ def _listen(url: Any) -> None:
         try:
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 conn.execute(f"LISTEN {CHANNEL}")
+                ready.set()
                 for note in conn.notifies():
                     _wake(note.payload)
         except Exception as error:  # the database went away: try again shortly
@@ -131,4 +142,4 @@ def _listen(url: Any) -> None:
             time.sleep(2)
 
 
-__all__ = ["init_app", "version_of", "wait_for_change"]
+__all__ = ["init_app", "version_of", "wait_for_change", "wait_until_listening"]
