@@ -297,6 +297,8 @@ def test_history_page(table: Table) -> None:
     assert "The game started" in html
     assert "Round 1 started" in html
     assert table.browsers[0].get(f"/games/{table.game_id}/history?after=x").status_code == 200
+    early = post(table.browsers[0], f"/games/{table.game_id}/rematch")
+    assert early.status_code == 409  # no rematch before the game is over
 
 
 def test_a_whole_game_to_the_game_over_page(app: Flask) -> None:
@@ -321,7 +323,17 @@ def test_a_whole_game_to_the_game_over_page(app: Flask) -> None:
     record = api.get(f"/api/games/{game_id}/record").get_json()
     assert record["seed"] in html
     assert f'href="/api/games/{game_id}/record"' in html
+    rematch = browser.post(f"/games/{game_id}/rematch", data={"csrf": csrf_of(page)})
+    assert rematch.status_code == 303
+    new_id = rematch.headers["Location"].split("/")[2]
+    assert new_id != game_id
+    again = api_view(api, new_id)
+    assert [s["bot"] for s in again["seats"]] == [None, "greedy"]
+    assert again["options"]["target_score"] == 1
+    assert "alice (you)" in browser.get(f"/games/{new_id}").get_data(as_text=True)
     spectator = app.test_client().get(f"/games/{game_id}").get_data(as_text=True)
+    assert "Rematch" not in spectator
+    assert post(app.test_client(), f"/games/{game_id}/rematch").status_code == 401
     assert "Final scores" in spectator
     assert 'id="hand"' not in spectator
 

@@ -30,7 +30,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from dos_server.extensions import limiter
 from dos_server.problems import Problem
 from dos_server.schemas import CreateGameIn, NotificationsIn, VacationIn
-from dos_server.services import access, lobby, notify, play, read, watch
+from dos_server.services import access, lobby, notify, play, read, rematch, watch
 from dos_server.web import auth, bp, present
 
 log = logging.getLogger("dos_server.web")
@@ -517,6 +517,26 @@ def move(game_id: str) -> Page:
         return _table(game_id, problem.status, error=problem, typed=turn)
     flash("Played: " + "; ".join(result["applied"]) if result.get("applied") else "Played.")
     return redirect(url_for("web.table", game_id=game_id), 303)
+
+
+@bp.post("/games/<game_id>/rematch")
+@limiter.limit(lambda: current_app.config["RATE_LIMIT_CREATE"])
+def start_rematch(game_id: str) -> Page:
+    """A new game with the same seats and options; the asker hosts it and sits at it."""
+    token = auth.player_token(game_id) or auth.host_token(game_id)
+    if token is None:
+        raise Problem(401, "not-signed-in", "Not signed in",
+                      "sign in to this game (the link in your email) to start a rematch")
+    created, seat = rematch.rematch(game_id, token)
+    new_id = created["id"]
+    auth.remember_host(new_id, created["host_token"])
+    mine = [i for i in created["invites"] if i["seat"] == seat]
+    if mine:
+        joined = lobby.join_game(new_id, mine[0]["invite"], None, None)
+        auth.remember_seat(new_id, joined["player_token"])
+    flash("Rematch created with the same seats and rules. Players with an email address were "
+          "invited by email; send the others their invite link.")
+    return redirect(url_for("web.host", game_id=new_id), 303)
 
 
 @bp.get("/games/<game_id>/history")
