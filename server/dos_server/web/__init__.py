@@ -8,6 +8,8 @@ words and card chips in ``present.py``; the addresses that emails link to in ``l
 
 from __future__ import annotations
 
+import logging
+
 from flask import Blueprint, Flask
 
 bp = Blueprint("web", __name__, template_folder="templates", static_folder="static",
@@ -34,7 +36,26 @@ def init_app(app: Flask) -> None:
     if str(app.config.get("PUBLIC_URL", "")).startswith("https://"):
         app.config["SESSION_COOKIE_SECURE"] = True
     watch.init_app(app)
+    _redact_werkzeug_log()
     app.register_blueprint(bp)
+
+
+class _RedactFilter(logging.Filter):
+    """werkzeug's development server logs the request line: blank the sign-in and invite
+    tokens in it (gunicorn's access log is redacted by ``logs.GunicornLogger``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from dos_server.logs import redact
+
+        record.msg = redact(record.getMessage())
+        record.args = None
+        return True
+
+
+def _redact_werkzeug_log() -> None:
+    werkzeug = logging.getLogger("werkzeug")
+    if not any(isinstance(f, _RedactFilter) for f in werkzeug.filters):
+        werkzeug.addFilter(_RedactFilter())
 
 
 __all__ = ["bp", "init_app"]
