@@ -205,16 +205,20 @@ def create_game() -> Page:
     except Problem as problem:
         return render_template("new.html", form=form, errors=[problem.detail],
                                time_limits=TIME_LIMITS), problem.status
-    game_id = created["id"]
-    auth.remember_host(game_id, created["host_token"])
-    if me_index is not None:
-        mine = [i for i in created["invites"] if i["seat"] == me_index]
-        if mine:
-            joined = lobby.join_game(game_id, mine[0]["invite"], None, None)
-            auth.remember_seat(game_id, joined["player_token"])
+    _host_and_sit(created, me_index)
     flash("Game created. Send each player their invite link; the game starts when every "
           "seat is filled, or when you start it.")
-    return redirect(url_for("web.host", game_id=game_id), 303)
+    return redirect(url_for("web.host", game_id=created["id"]), 303)
+
+
+def _host_and_sit(created: dict[str, Any], seat: int | None) -> None:
+    """This browser keeps a new game's host token and, if it plays ``seat``, claims it."""
+    game_id = created["id"]
+    auth.remember_host(game_id, created["host_token"])
+    mine = [i for i in created["invites"] if i["seat"] == seat]
+    if seat is not None and mine:
+        joined = lobby.join_game(game_id, mine[0]["invite"], None, None)
+        auth.remember_seat(game_id, joined["player_token"])
 
 
 def _int(text: str, low: int = -(2**31), high: int = 2**31 - 1) -> int | None:
@@ -528,15 +532,10 @@ def start_rematch(game_id: str) -> Page:
         raise Problem(401, "not-signed-in", "Not signed in",
                       "sign in to this game (the link in your email) to start a rematch")
     created, seat = rematch.rematch(game_id, token)
-    new_id = created["id"]
-    auth.remember_host(new_id, created["host_token"])
-    mine = [i for i in created["invites"] if i["seat"] == seat]
-    if mine:
-        joined = lobby.join_game(new_id, mine[0]["invite"], None, None)
-        auth.remember_seat(new_id, joined["player_token"])
+    _host_and_sit(created, seat)
     flash("Rematch created with the same seats and rules. Players with an email address were "
           "invited by email; send the others their invite link.")
-    return redirect(url_for("web.host", game_id=new_id), 303)
+    return redirect(url_for("web.host", game_id=created["id"]), 303)
 
 
 @bp.get("/games/<game_id>/history")
