@@ -36,6 +36,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     api.register_blueprint(inbound.blp)
     api.register_blueprint(account.blp)
     api.register_blueprint(signin.blp)
+    from dos_server import web
+
+    web.init_app(app)  # the pages (issue #13)
     from dos_server.mailin import register_cli as register_mailin
     from dos_server.worker import register_cli
 

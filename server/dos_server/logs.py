@@ -25,8 +25,10 @@ REDACTED = "[redacted]"
 _SECRET_PATTERNS = [
     # /api/unsubscribe/<token> (and any other ``.../unsubscribe/<token>`` link)
     (re.compile(r"(/unsubscribe/)[^/?#\s\"']+", re.IGNORECASE), r"\1" + REDACTED),
-    # ?token=..., &invite_token=..., in a query string or a whole URI
-    (re.compile(r"((?:^|[?&;])[^=&;?\s]*token[^=&;?\s]*=)[^&;#\s\"']*", re.IGNORECASE),
+    # ?token=..., &invite_token=..., ?invite=..., ?code=... (the web pages' sign-in and join
+    # links), in a query string or a whole URI
+    (re.compile(r"((?:^|[?&;])[^=&;?\s]*(?:token|invite|code)[^=&;?\s]*=)[^&;#\s\"']*",
+                re.IGNORECASE),
      r"\1" + REDACTED),
     # play-by-email reply addresses: play+<token>@domain
     (re.compile(r"(play\+)[^@\s\"'<>]+(@)", re.IGNORECASE), r"\1" + REDACTED + r"\2"),

@@ -34,6 +34,7 @@ SALTS = {
     "account": "dos.account.v1",
     "login": "dos.login-link.v1",
     "confirm": "dos.confirm-email.v1",
+    "signin": "dos.web-signin.v1",  # the short-lived link in an email that opens the web table
 }
 
 
@@ -87,9 +88,13 @@ def read_payload(purpose: str, token: str, max_age_seconds: int, what: str,
     return payload
 
 
-def read(purpose: str, token: str) -> TokenClaims:
-    """Verify a token; a bad, expired or malformed one is a 401 problem."""
-    max_age = int(current_app.config["TOKEN_MAX_AGE_DAYS"]) * 86400
+def read(purpose: str, token: str, max_age_days: float | None = None) -> TokenClaims:
+    """Verify a token; a bad, expired or malformed one is a 401 problem.
+
+    ``max_age_days`` shortens the lifetime (default ``TOKEN_MAX_AGE_DAYS``).
+    """
+    days = current_app.config["TOKEN_MAX_AGE_DAYS"] if max_age_days is None else max_age_days
+    max_age = int(float(days) * 86400)
     payload = read_payload(purpose, token, max_age, f"{purpose} token",
                            "; ask the game's host for a new one")
     if not isinstance(payload.get("g"), str):

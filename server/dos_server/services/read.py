@@ -14,7 +14,14 @@ from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, as_utc, utcnow
 from dos_server.problems import Problem
-from dos_server.services.access import Viewer, engine_state, require_player
+from dos_server.services.access import (
+    Viewer,
+    engine_state,
+    require_host,
+    require_player,
+    seat_of,
+    seat_token,
+)
 
 
 def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[str, Any]:
@@ -65,6 +72,26 @@ def fairness(state: Game, revealed: bool = False) -> dict[str, Any]:
     }
 
 
+def fairness_check(game: GameRow) -> dict[str, Any] | None:
+    """The fairness section with each round's commitment re-derived from the revealed seed.
+
+    ``verified`` is None until the seed is revealed (the game is over); then each round says
+    whether ``sha256(round_seed(seed, round))`` equals the commitment published at its deal.
+    """
+    if game.state is None:
+        return None
+    state = Game.from_dict(game.state)
+    shown = fairness(state, revealed=game.status == "finished")
+    seed = shown["seed"]
+    rounds = []
+    for number, commitment in enumerate(shown["commitments"], start=1):
+        derived = seed_commitment(round_seed(seed, number)) if seed is not None else None
+        rounds.append({"round": number, "commitment": commitment, "derived": derived,
+                       "ok": None if derived is None else derived == commitment})
+    return {"seed": seed, "rounds": rounds,
+            "verified": None if seed is None else all(r["ok"] for r in rounds)}
+
+
 def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
     seat = require_player(viewer, "list that seat's legal actions")
     state = engine_state(game)
@@ -96,6 +123,56 @@ def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[
     }
 
 
+def recent_history_body(game: GameRow, viewer: Viewer, limit: int) -> dict[str, Any]:
+    """The last ``limit`` events (oldest first), redacted for ``viewer``; ``last``: newest seq."""
+    rows = db.session.execute(
+        select(EventRow).where(EventRow.game_id == game.id)
+        .order_by(EventRow.seq.desc()).limit(limit)
+    ).scalars().all()
+    return {"events": [event_out(row, viewer) for row in reversed(rows)],
+            "last": game.next_seq - 1}
+
+
+def seat_settings_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
+    """The viewer's own seat settings: channels, events, digest, vacation (players only)."""
+    index = require_player(viewer, "read that seat's settings")
+    seat = seat_of(game, index)
+    now = utcnow()
+    used = seat.vacation_used if seat.vacation_year == now.year else 0
+    return {
+        "seat": seat.index,
+        "name": seat.name,
+        "email": seat.email,
+        "email_unsubscribed": seat.email_unsubscribed,
+        "webhook_url": seat.webhook_url,
+        "webhook_disabled": seat.webhook_disabled,
+        "events": seat.notify_events,  # None: every event on every channel
+        "digest": seat.digest,
+        "resigned": seat.resigned,
+        "vacation_until": seat.vacation_until.isoformat()
+        if seat.vacation_until and as_utc(seat.vacation_until) > now else None,
+        "vacation_days_left": game.vacation_days - used,
+    }
+
+
+def invites_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
+    """Host only: a fresh invite for every named seat not yet claimed, and the invite code.
+
+    A game whose seats were all named at creation starts at once; its invites still let each
+    person claim their seat.
+    """
+    require_host(viewer)
+    return {
+        "invite_code": game.invite_code if any(s.name is None for s in game.seats) else None,
+        "invites": [
+            {"seat": seat.index, "name": seat.name,
+             "invite": seat_token("invite", game, seat)
+             if game.status in ("waiting", "active") else None}
+            for seat in game.seats if seat.name is not None and not seat.bot and not seat.claimed
+        ],
+    }
+
+
 def event_out(row: EventRow, viewer: Viewer) -> dict[str, Any]:
     shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data, "secret": row.secret},
                    viewer.seat)
@@ -118,5 +195,5 @@ def record_body(game: GameRow) -> dict[str, Any]:
     return record.to_dict()
 
 
-__all__ = ["event_out", "fairness", "game_body", "history_body", "legal_actions_body",
-           "record_body"]
+__all__ = ["event_out", "fairness", "fairness_check", "game_body", "history_body", "invites_body",
+           "legal_actions_body", "recent_history_body", "record_body", "seat_settings_body"]

@@ -1,0 +1,228 @@
+"""Who the browser is: seats and host tokens kept in the signed session cookie, and CSRF.
+
+The cookie (Flask's signed session: HttpOnly, SameSite=Lax, Secure when ``PUBLIC_URL`` is
+https) holds, per game, the player token of the seat this browser plays and the host token of
+games it created. One browser can hold seats of several games. A token arrives once in a URL
+(an email's sign-in link, an invite link), is parked in the session, and the browser is sent
+to the same page without it; a POST (a "Continue" button, so that mail scanners fetching every
+link cannot act) then signs in.
+
+Every POST carries a CSRF token: an itsdangerous signature of a random value kept in the
+session, so a form from another site (which cannot read the cookie) is refused.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from flask import current_app, request, session
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+from dos_server import tokens
+from dos_server.problems import Problem
+from dos_server.services import access
+
+MAX_SEATS = 12  # the cookie must stay under 4 KB: the oldest are forgotten first
+MAX_HOSTS = 6
+CSRF_MAX_AGE = 14 * 86400  # a table left open for two weeks still posts
+CSRF_FIELD = "csrf"
+
+
+# -- seats and host tokens in the session ----------------------------------------------------
+
+
+def _entries(key: str) -> dict[str, Any]:
+    value = session.get(key)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _store(key: str, game_id: str, entry: dict[str, Any], limit: int) -> None:
+    entries = _entries(key)
+    entries[game_id] = {**entry, "at": int(time.time())}
+    while len(entries) > limit:
+        oldest = min(entries, key=lambda g: entries[g].get("at", 0))
+        del entries[oldest]
+    session[key] = entries
+    session.permanent = True
+
+
+def player_token(game_id: str) -> str | None:
+    entry = _entries("seats").get(game_id)
+    return str(entry["t"]) if isinstance(entry, dict) and entry.get("t") else None
+
+
+def remember_seat(game_id: str, token: str) -> None:
+    _store("seats", game_id, {"t": token}, MAX_SEATS)
+
+
+def forget_seat(game_id: str) -> None:
+    entries = _entries("seats")
+    if entries.pop(game_id, None) is not None:
+        session["seats"] = entries
+
+
+def last_seen(game_id: str) -> int | None:
+    entry = _entries("seats").get(game_id)
+    seen = entry.get("seen") if isinstance(entry, dict) else None
+    return seen if isinstance(seen, int) else None
+
+
+def mark_seen(game_id: str, seq: int) -> None:
+    entries = _entries("seats")
+    entry = entries.get(game_id)
+    if isinstance(entry, dict) and entry.get("seen") != seq:
+        entries[game_id] = {**entry, "seen": seq}
+        session["seats"] = entries
+
+
+def host_token(game_id: str) -> str | None:
+    entry = _entries("hosts").get(game_id)
+    return str(entry["t"]) if isinstance(entry, dict) and entry.get("t") else None
+
+
+def remember_host(game_id: str, token: str) -> None:
+    _store("hosts", game_id, {"t": token}, MAX_HOSTS)
+
+
+def games() -> list[str]:
+    """The games this browser holds a seat or the host token of, newest first."""
+    found: dict[str, int] = {}
+    for key in ("seats", "hosts"):
+        for game_id, entry in _entries(key).items():
+            at = entry.get("at", 0) if isinstance(entry, dict) else 0
+            found[game_id] = max(found.get(game_id, 0), at)
+    return sorted(found, key=lambda g: -found[g])
+
+
+# -- a token in a URL, parked until the visitor presses the button ---------------------------
+
+
+@dataclass(frozen=True)
+class Pending:
+    game_id: str
+    kind: str  # signin (a sign-in or player token) | invite | code (an open seat's code)
+    value: str
+
+
+def park(game_id: str, kind: str, value: str) -> None:
+    session["pending"] = {"g": game_id, "k": kind, "v": value[:600]}
+
+
+def pending(game_id: str, *kinds: str) -> Pending | None:
+    raw = session.get("pending")
+    if (isinstance(raw, dict) and raw.get("g") == game_id and raw.get("k") in kinds
+            and isinstance(raw.get("v"), str)):
+        return Pending(game_id, raw["k"], raw["v"])
+    return None
+
+
+def clear_pending() -> None:
+    session.pop("pending", None)
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """What a token opens: a seat (its name and a player token) or the host's controls."""
+
+    name: str
+    player_token: str | None = None
+    host_token: str | None = None
+
+
+def resolve(game_id: str, token: str) -> SignIn:
+    """Check a sign-in, player or host token for ``game_id`` (401/403/404 problems)."""
+    token = token.strip()
+    game = access.get_game(game_id)
+    try:
+        claims = tokens.read("signin", token,
+                             max_age_days=float(current_app.config["WEB_SIGNIN_MAX_AGE_DAYS"]))
+    except Problem as problem:
+        if _is_expired(problem):
+            raise tokens.unauthorized(
+                "this sign-in link has expired: open the link in the newest email of this "
+                "game, or sign in with your player token") from None
+        claims = None
+    if claims is not None:
+        access.check_game(game, claims.game_id)
+        seat = access.seat_named_by(game, claims)
+        if seat.token_version != claims.version:
+            raise tokens.unauthorized("this sign-in link was revoked (the seat's token was "
+                                      "rotated); use the link in the newest email")
+        return SignIn(seat.name or f"seat {seat.index + 1}",
+                      player_token=access.seat_token("player", game, seat))
+    viewer = access.authenticate(game, token)
+    if viewer.host:
+        return SignIn("the host", host_token=token)
+    seat = access.seat_of(game, viewer.seat if viewer.seat is not None else -1)
+    return SignIn(seat.name or f"seat {seat.index + 1}", player_token=token)
+
+
+def _is_expired(problem: Problem) -> bool:
+    return problem.status == 401 and "expired" in problem.detail
+
+
+def invite_seat_name(game_id: str, invite: str) -> str:
+    """The name of the seat an invite claims (without claiming it); 401/403 if it is no good."""
+    game = access.get_game(game_id)
+    claims = tokens.read("invite", invite)
+    access.check_game(game, claims.game_id)
+    seat = access.seat_named_by(game, claims)
+    if seat.token_version != claims.version:
+        raise tokens.unauthorized("this invite was revoked; ask the host for a new one")
+    return seat.name or f"seat {seat.index + 1}"
+
+
+# -- CSRF ------------------------------------------------------------------------------------
+
+
+def _csrf_serializer() -> URLSafeTimedSerializer:
+    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    return URLSafeTimedSerializer(keys, salt="dos.web.csrf.v1")
+
+
+def csrf_token() -> str:
+    nonce = session.get("csrf")
+    if not isinstance(nonce, str):
+        nonce = secrets.token_urlsafe(18)
+        session["csrf"] = nonce
+    return str(_csrf_serializer().dumps(nonce))
+
+
+def check_csrf() -> None:
+    """Refuse a POST whose form does not carry this session's CSRF token (403)."""
+    given = request.form.get(CSRF_FIELD, "")
+    expected = session.get("csrf")
+    try:
+        nonce = _csrf_serializer().loads(given, max_age=CSRF_MAX_AGE)
+    except BadSignature:
+        nonce = None
+    if not isinstance(expected, str) or not isinstance(nonce, str) or not secrets.compare_digest(
+            nonce, expected):
+        raise Problem(403, "csrf", "This form has expired",
+                      "the form was not sent from this site's page, or the page is too old: "
+                      "reload the page and try again")
+
+
+__all__ = [
+    "CSRF_FIELD",
+    "Pending",
+    "SignIn",
+    "check_csrf",
+    "clear_pending",
+    "csrf_token",
+    "forget_seat",
+    "games",
+    "host_token",
+    "invite_seat_name",
+    "last_seen",
+    "mark_seen",
+    "park",
+    "pending",
+    "player_token",
+    "remember_host",
+    "remember_seat",
+    "resolve",
+]

@@ -1,0 +1,282 @@
+"""The pages in a real browser: Playwright driving the operating system's Chromium against the
+app under a real (threaded werkzeug) server on SQLite. Few tests, each a whole story:
+sign in from an email link and play a game to its end, live updates, a stale page, spectators,
+creating and joining, resigning, a phone-sized screen, CSRF, and an axe-core audit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+from web_helpers import api_game, api_view, join_api, signin_link
+
+from testkit import build_app, dispose, serving
+
+CHROMIUM = os.environ.get("DOS_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+AXE_VERSION = "4.14.1"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@dataclass
+class Site:
+    app: Flask
+    base: str
+    api: FlaskClient
+
+    def game(self, seats: list[dict[str, Any]], **options: Any) -> tuple[str, list[str]]:
+        """A game made through the API; returns its id and the people's player tokens."""
+        created = api_game(self.api, seats, **options)
+        tokens = [join_api(self.api, created["id"], i["invite"]) for i in created["invites"]]
+        return created["id"], tokens
+
+    def view(self, game_id: str, token: str | None = None) -> dict[str, Any]:
+        return api_view(self.api, game_id, token)
+
+    def link(self, game_id: str, seat: int) -> str:
+        return signin_link(self.app, game_id, seat)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site]:
+    app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}", WEB_WAIT_SECONDS=5,
+                    WEB_WAIT_POLL_SECONDS=0.1)
+    try:
+        with serving(app) as base:
+            app.config["PUBLIC_URL"] = base
+            yield Site(app, base, app.test_client())
+    finally:
+        dispose(app)
+
+
+def new_page(browser: Browser, **options: Any) -> Page:
+    return browser.new_context(**options).new_page()
+
+
+def sign_in(page: Page, site: Site, game_id: str, seat: int, name: str) -> None:
+    """Follow a your-turn email's link and press Continue."""
+    page.goto(site.link(game_id, seat))
+    page.get_by_role("button", name=f"Continue as {name}").click()
+    expect(page.get_by_text(f"{name} (you)")).to_be_visible()
+    assert page.url == f"{site.base}/games/{game_id}"  # the token left the address bar
+    assert "token" not in page.evaluate("document.referrer + location.href")
+
+
+def hand(page: Page) -> list[str]:
+    return page.locator("#hand .card").all_inner_texts()
+
+
+def version(page: Page) -> int:
+    return int(page.locator("body").get_attribute("data-version") or 0)
+
+
+def test_email_link_signs_in_and_a_whole_game_is_played_in_browsers(
+        browser: Browser, site: Site) -> None:
+    game_id, tokens = site.game([{"name": "alice"}, {"name": "bob"}, {"bot": "greedy"}],
+                                target_score=1)
+    pages = [new_page(browser), new_page(browser)]
+    for seat, (page, name) in enumerate(zip(pages, ["alice", "bob"], strict=True)):
+        sign_in(page, site, game_id, seat, name)
+        assert hand(page) == site.view(game_id, tokens[seat])["view"]["hand"]
+    spectator = new_page(browser)
+    for _ in range(400):
+        body = site.view(game_id)
+        if body["status"] != "active":
+            break
+        seat = body["view"]["current"]
+        page = pages[seat]
+        page.goto(f"{site.base}/games/{game_id}")
+        before = version(page)
+        assert before == body["version"]
+        assert hand(page) == site.view(game_id, tokens[seat])["view"]["hand"]
+        page.locator("button.move").first.click()
+        expect(page.locator("body")).not_to_have_attribute("data-version", str(before))
+        assert version(page) > before
+    else:
+        pytest.fail("the game did not end")
+    for page in pages:
+        page.goto(f"{site.base}/games/{game_id}")
+        expect(page.get_by_role("heading", name="Final scores")).to_be_visible()
+        expect(page.get_by_text("commitments verified")).to_be_visible()
+    spectator.goto(f"{site.base}/games/{game_id}")
+    expect(spectator.get_by_role("heading", name="Final scores")).to_be_visible()
+    assert spectator.locator("#hand").count() == 0
+    record = site.api.get(f"/api/games/{game_id}/record").get_json()
+    expect(spectator.get_by_text(record["seed"])).to_be_visible()
+    for page in [*pages, spectator]:
+        page.context.close()
+
+
+def test_spectator_sees_no_hand(browser: Browser, site: Site) -> None:
+    game_id, _tokens = site.game([{"name": "alice"}, {"name": "bob"}])
+    page = new_page(browser)
+    page.goto(f"{site.base}/games/{game_id}")
+    expect(page.get_by_text("You are watching")).to_be_visible()
+    assert page.locator("#hand").count() == 0
+    assert page.locator("button.move").count() == 0
+    center = site.view(game_id)["view"]["center_row"]
+    # Every card on the page is a Center Row card: no hand card of anyone.
+    assert page.locator(".card").all_inner_texts() == [c["card"] for c in center]
+    assert page.locator(".center-row .card").count() == len(center)
+    page.context.close()
+
+
+def test_a_move_updates_the_other_seats_page_by_itself(browser: Browser, site: Site) -> None:
+    game_id, _ = site.game([{"name": "alice"}, {"name": "bob"}])
+    pages = [new_page(browser), new_page(browser)]
+    for seat, (page, name) in enumerate(zip(pages, ["alice", "bob"], strict=True)):
+        sign_in(page, site, game_id, seat, name)
+    current = site.view(game_id)["view"]["current"]
+    mover, watcher = pages[current], pages[1 - current]
+    seen = version(watcher)
+    mover.locator("button.move").first.click()
+    expect(watcher.locator("body")).not_to_have_attribute("data-version", str(seen),
+                                                           timeout=10_000)
+    assert version(watcher) == site.view(game_id)["version"]
+    for page in pages:
+        page.context.close()
+
+
+def test_a_stale_page_plays_nothing_and_shows_the_new_table(browser: Browser, site: Site) -> None:
+    game_id, tokens = site.game([{"name": "alice"}, {"name": "bob"}])
+    current = site.view(game_id)["view"]["current"]
+    name = ["alice", "bob"][current]
+    page = new_page(browser, java_script_enabled=False)  # no live reload: the page stays old
+    sign_in(page, site, game_id, current, name)
+    old = version(page)
+    moved = site.api.post(f"/api/games/{game_id}/actions",
+                          headers={"Authorization": f"Bearer {tokens[current]}"},
+                          json={"version": old, "turn": "draw"})
+    assert moved.status_code == 200
+    now = site.view(game_id)["version"]
+    events = site.api.get(f"/api/games/{game_id}/events?limit=500").get_json()["events"]
+    page.locator("button.move").first.click()
+    expect(page.get_by_text("nothing was played")).to_be_visible()
+    assert version(page) == now
+    assert site.view(game_id)["version"] == now
+    assert site.api.get(f"/api/games/{game_id}/events?limit=500").get_json()["events"] == events
+    page.context.close()
+
+
+def test_create_invite_join_and_start_in_browsers(browser: Browser, site: Site) -> None:
+    host = new_page(browser)
+    host.goto(site.base)
+    host.get_by_role("link", name="Create a game").click()
+    host.get_by_label("Name").nth(0).fill("alice")
+    host.get_by_label("Name").nth(1).fill("bob")
+    host.locator("#seat2_kind").select_option("open")
+    host.get_by_label("Play to (points)").fill("50")
+    host.get_by_role("button", name="Create the game").click()
+    expect(host.get_by_role("heading", name="host controls")).to_be_visible()
+    invite = host.get_by_label("Invite for bob").input_value()
+    assert invite.startswith(f"{site.base}/games/")
+
+    bob = new_page(browser)
+    bob.goto(invite)
+    assert "invite" not in bob.url
+    bob.get_by_role("button", name="Join as bob").click()
+    expect(bob.get_by_text("bob (you)")).to_be_visible()
+    expect(bob.get_by_text("Waiting for players")).to_be_visible()
+
+    host.reload()
+    host.get_by_role("button", name="Start now").click()
+    expect(host.get_by_text("alice (you)")).to_be_visible()
+    game_id = host.url.rsplit("/", 1)[1]
+    assert site.view(game_id)["status"] == "active"
+    bob.reload()
+    expect(bob.locator("#hand .card")).to_have_count(7)
+    for page in (host, bob):
+        page.context.close()
+
+
+def test_resign_asks_for_confirmation(browser: Browser, site: Site) -> None:
+    game_id, _ = site.game([{"name": "alice"}, {"name": "bob"}, {"bot": "random"}])
+    page = new_page(browser)
+    sign_in(page, site, game_id, 1, "bob")
+    page.get_by_role("link", name="Settings, vacation, resign").click()
+    page.get_by_role("link", name="Resign from this game").click()
+    page.get_by_role("button", name="Resign").click()  # the box is not ticked: nothing sent
+    assert not site.view(game_id)["seats"][1]["resigned"]
+    page.get_by_label("Yes, I resign").check()
+    page.get_by_role("button", name="Resign").click()
+    expect(page.get_by_text("You resigned")).to_be_visible()
+    assert site.view(game_id)["seats"][1]["resigned"]
+    page.context.close()
+
+
+def test_the_table_fits_a_phone_and_a_desktop(browser: Browser, site: Site,
+                                              tmp_path: Path) -> None:
+    game_id, _ = site.game([{"name": "alice"}, {"name": "bob"}, {"bot": "greedy"},
+                            {"name": "a-rather-long-player-name-here"}])
+    for width, height in ((360, 740), (1280, 900)):
+        page = new_page(browser, viewport={"width": width, "height": height})
+        sign_in(page, site, game_id, 0, "alice")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"horizontal scrolling at {width} px: {overflow} px too wide"
+        shot = tmp_path / f"table-{width}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 0
+        page.context.close()
+
+
+def test_a_post_without_the_csrf_token_is_refused(browser: Browser, site: Site) -> None:
+    game_id, _ = site.game([{"name": "alice"}, {"name": "bob"}])
+    current = site.view(game_id)["view"]["current"]
+    page = new_page(browser)
+    sign_in(page, site, game_id, current, ["alice", "bob"][current])
+    before = site.view(game_id)["version"]
+    response = page.request.post(f"{site.base}/games/{game_id}/move",
+                                 form={"version": str(before), "number": "1"})
+    assert response.status == 403
+    assert site.view(game_id)["version"] == before
+    page.context.close()
+
+
+@pytest.fixture(scope="module")
+def axe_script(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """axe-core from the npm registry (npm's cache keeps it after the first run)."""
+    folder = tmp_path_factory.mktemp("axe")
+    subprocess.run(["npm", "pack", f"axe-core@{AXE_VERSION}", "--silent", "--pack-destination",
+                    str(folder)], check=True, capture_output=True, timeout=180)
+    (tarball,) = folder.glob("axe-core-*.tgz")
+    with tarfile.open(tarball) as archive:
+        member = archive.extractfile("package/axe.min.js")
+        assert member is not None
+        return member.read().decode()
+
+
+def test_no_serious_accessibility_violations(browser: Browser, site: Site, axe_script: str) -> None:
+    game_id, _ = site.game([{"name": "alice"}, {"name": "bob"}, {"bot": "greedy"}])
+    signed_in = new_page(browser, bypass_csp=True)  # axe is injected as an inline script
+    sign_in(signed_in, site, game_id, 0, "alice")
+    stranger = new_page(browser, bypass_csp=True)
+    for page, path in ((signed_in, f"/games/{game_id}"), (signed_in, f"/games/{game_id}/settings"),
+                       (stranger, f"/games/{game_id}"), (stranger, "/new"), (stranger, "/")):
+        page.goto(site.base + path)
+        page.add_script_tag(content=axe_script)
+        violations = page.evaluate("async () => (await axe.run()).violations.map("
+                                   "v => ({id: v.id, impact: v.impact, help: v.help,"
+                                   " nodes: v.nodes.slice(0, 3).map(n => n.html)}))")
+        serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+        assert not serious, f"{path}: {serious}"
+    for page in (signed_in, stranger):
+        page.context.close()
