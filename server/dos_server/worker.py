@@ -194,7 +194,7 @@ def _remind(game_id: str, now: datetime) -> int:
         game.reminded = True
         seat = {s.index: s for s in game.seats}[state.current]
         notify.enqueue(game, "reminder", [seat], state,
-                       key=f"remind-{as_utc(game.turn_started_at).isoformat()}")
+                       key=f"remind-turn{state.turn_no}")
         return 1
 
 

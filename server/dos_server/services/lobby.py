@@ -70,7 +70,8 @@ def create_game(
         parsed = Options.from_dict(options)
     except InvalidOptionsError as error:
         raise _invalid(str(error)) from None
-    _check_unique_names([spec.name or (spec.bot and f"{spec.bot}-bot") for spec in seats])
+    _check_unique_names([spec.name or (spec.bot and f"{spec.bot}-bot-{index}")
+                         for index, spec in enumerate(seats)])
     with write_transaction():
         game = GameRow(
             id=_new_id(),
