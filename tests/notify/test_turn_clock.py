@@ -37,7 +37,8 @@ def _turn(app: Flask, game_id: str) -> tuple[int, datetime, datetime, str]:
     """(turn_no, turn_started_at, turn_deadline, status) as stored."""
     with app.app_context():
         game = db.session.get(GameRow, game_id)
-        assert game is not None and game.state is not None
+        assert game is not None
+        assert game.state is not None
         out = (int(game.state["turn_no"]), _utc(game.turn_started_at),
                _utc(game.turn_deadline), game.status)
         db.session.remove()

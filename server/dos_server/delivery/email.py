@@ -161,8 +161,13 @@ def new_message(subject: str, message_id: str, event: str, *, thread: str | None
     return message
 
 
-def send(target: str, payload: dict[str, Any], message_id: str) -> None:
-    """Deliver one email over SMTP, or (no SMTP_HOST) to the log and the instance folder."""
+def send(target: str, payload: dict[str, Any], message_id: str,
+         timeout: float | None = None) -> None:
+    """Deliver one email over SMTP, or (no SMTP_HOST) to the log and the instance folder.
+
+    ``timeout``: at most this many seconds per SMTP operation (the worker keeps a send
+    inside its lease), besides ``SMTP_TIMEOUT``.
+    """
     config = current_app.config
     message = build(payload, message_id)
     message["To"] = target
@@ -176,7 +181,8 @@ def send(target: str, payload: dict[str, Any], message_id: str) -> None:
         return
     port = int(config["SMTP_PORT"])
     security = str(config["SMTP_SECURITY"]).lower()
-    timeout = float(config["SMTP_TIMEOUT"])
+    limit = float(config["SMTP_TIMEOUT"])
+    timeout = limit if timeout is None else min(limit, timeout)
     try:
         # SMTP_CA_FILE: trust a private CA (a self-hosted relay) besides the system's.
         context = ssl.create_default_context(cafile=config.get("SMTP_CA_FILE") or None)

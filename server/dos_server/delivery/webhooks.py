@@ -31,8 +31,15 @@ def body_of(payload: dict[str, Any]) -> str:
     return json.dumps(public, separators=(",", ":"), sort_keys=True)
 
 
-def send(target: str, payload: dict[str, Any], message_id: str) -> None:
-    """POST the event; 2xx is success. The same ``webhook-id`` is used on every retry."""
+def send(target: str, payload: dict[str, Any], message_id: str,
+         timeout: float | None = None) -> None:
+    """POST the event; 2xx is success. The same ``webhook-id`` is used on every retry.
+
+    ``timeout``: at most this many seconds (the worker keeps a send inside its lease),
+    besides ``WEBHOOK_TIMEOUT``.
+    """
+    limit = float(current_app.config["WEBHOOK_TIMEOUT"])
+    timeout = limit if timeout is None else min(limit, timeout)
     body = body_of(payload)
     now = datetime.now(UTC)
     signature = Webhook(payload["secret"]).sign(message_id, now, body)
@@ -45,7 +52,7 @@ def send(target: str, payload: dict[str, Any], message_id: str) -> None:
     }
     try:
         response = _session().post(target, data=body.encode(), headers=headers,
-                                 timeout=float(current_app.config["WEBHOOK_TIMEOUT"]),
+                                 timeout=timeout,
                                  allow_redirects=False)
     except requests.RequestException as error:
         raise DeliveryError(f"POST {target}: {type(error).__name__}: {error}") from None
