@@ -3,6 +3,8 @@ LMTP, the other seats' notifications, and a stale email answered by notation."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import smtplib
 from datetime import timedelta
 from email.message import EmailMessage
@@ -173,11 +175,11 @@ def test_processing_crash_during_smtp_delivery_is_recovered(
     real_process = inbound.process
     calls: list[int] = []
 
-    def crash_once(row_id: int) -> str:
+    def crash_once(row_id: int, *args: Any) -> str:
         calls.append(row_id)
         if len(calls) == 1:
             raise ConnectionError("the database went away")
-        return real_process(row_id)
+        return real_process(row_id, *args)
 
     monkeypatch.setattr(inbound, "process", crash_once)
     message = write_reply("gmail", email_in, "1", address)

@@ -37,6 +37,17 @@ _ANSWERED: ContextVar[frozenset[str]] = ContextVar("dos_answered", default=froze
 
 
 @contextmanager
+def one_message_for_seat_of(reply_token: str | None) -> Iterator[None]:
+    """:func:`one_message_for` the seat a reply-address token names (if it names one)."""
+    claims = tokens.read_mail(reply_token) if reply_token else None
+    if claims is None or claims.seat_id is None:
+        yield
+        return
+    with one_message_for(claims.seat_id):
+        yield
+
+
+@contextmanager
 def one_message_for(seat_id: str) -> Iterator[None]:
     """While this runs, a new turn of ``seat_id`` sends no your-turn email: the caller's own
     email to the seat (the answer to its move, its timed-out email) carries the new table and
