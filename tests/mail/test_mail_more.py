@@ -3,11 +3,10 @@ LMTP, the other seats' notifications, and a stale email answered by notation."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import smtplib
 from datetime import timedelta
 from email.message import EmailMessage
+from typing import Any
 
 import pytest
 from mailtest_helpers import (
