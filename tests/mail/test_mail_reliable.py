@@ -264,7 +264,7 @@ def test_a_bottom_posted_reply_plays(world: MailWorld) -> None:
 def test_one_message_per_moment_after_an_emailed_move(world: MailWorld) -> None:
     game = _game(world, [{"name": "Ann", "email": ANN}, {"bot": "greedy"}])
     for _ in range(30):
-        version, status, state = world.game(game["id"])
+        _, status, state = world.game(game["id"])
         assert status == "active"
         original = _latest(world, ANN)
         turns = len(_outbox(world, "your_turn", ANN))

@@ -220,11 +220,11 @@ def _scores(payload: Mapping[str, Any], scores: Sequence[int],
             points: Sequence[int] | None = None) -> list[str]:
     names = payload["names"]
     width = max(len(n) for n in names)
-    head = f"  {'player':<{width}}  " + ("this round  " if points else "") + "total"
+    head = f"  {'player':<{width}}  " + ("left in hand  " if points else "") + "total"
     lines = [head]
     for index, name in enumerate(names):
         you = "  (you)" if index == payload["seat"] else ""
-        added = f"{'+' + str(points[index]):>10}  " if points else ""
+        added = f"{str(points[index]) + ' pts':>12}  " if points else ""
         lines.append(f"  {name:<{width}}  {added}{scores[index]:>5}{you}")
     return lines
 
@@ -361,10 +361,10 @@ def html_body(payload: Mapping[str, Any]) -> str:
         points = data.get("points") if event == "round_over" else None
         rows = "".join(
             f"<tr><td>{html.escape(name)}{' (you)' if i == payload['seat'] else ''}</td>"
-            + (f"<td align=\"right\">+{points[i]}</td>" if points else "")
+            + (f"<td align=\"right\">{points[i]} pts</td>" if points else "")
             + f"<td align=\"right\">{data['scores'][i]}</td></tr>"
             for i, name in enumerate(names))
-        head = "<th>player</th>" + ("<th>this round</th>" if points else "") + "<th>total</th>"
+        head = "<th>player</th>" + ("<th>left in hand</th>" if points else "") + "<th>total</th>"
         parts.append(f"<table class=\"scores\" cellpadding=\"4\"><tr>{head}</tr>{rows}</table>")
     if event == "game_over" and payload.get("record"):
         parts.append(f"<p>The game's record: <a href=\"{html.escape(payload['record'])}\">"
