@@ -325,6 +325,7 @@ def run_forever(clock: Clock = utcnow, stop_after: float | None = None) -> None:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     log.info("worker %s started", worker_name())
+    check_relay()
     ends = None if stop_after is None else time.monotonic() + stop_after
     while not stopping and (ends is None or time.monotonic() < ends):
         try:
@@ -338,6 +339,24 @@ def run_forever(clock: Clock = utcnow, stop_after: float | None = None) -> None:
         if not delivered:
             time.sleep(poll)
     log.info("worker %s stopped", worker_name())
+
+
+def check_relay() -> bool:
+    """One test connection to the SMTP relay at start, so a misconfigured relay is reported
+    at once (with what to change) rather than only in ``delivery_attempts``."""
+    if not current_app.config.get("SMTP_HOST"):
+        return True
+    try:
+        with email.connect(timeout=min(10.0, float(current_app.config["SMTP_TIMEOUT"]))):
+            pass
+    except DeliveryError as error:
+        message = f"the mail relay does not work, emails will not go out: {error}"
+        log.error(message)
+        click.echo(f"dos-server worker: {message}", err=True)
+        return False
+    log.info("mail relay %s:%s answers", current_app.config["SMTP_HOST"],
+             current_app.config["SMTP_PORT"])
+    return True
 
 
 def register_cli(app: Flask) -> None:

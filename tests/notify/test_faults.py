@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from notify_helpers import (
@@ -163,3 +164,28 @@ def test_concurrent_workers_never_deliver_a_row_twice(
         assert 1 <= len(names) <= count
     finally:
         receiver.stop()
+
+
+def test_a_relay_without_starttls_is_reported_at_start_and_on_every_attempt(
+        make_app: Callable[..., Flask], smtp: SmtpSink, db_url: str, tmp_path: Path,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue #11.7: the default security (starttls) against a relay that offers none."""
+    app = make_app(SMTP_HOST="127.0.0.1", SMTP_PORT=smtp.port)  # DOS_SMTP_SECURITY unset
+    create(app.test_client(), [{"name": "ann", "email": "ann@example.org"}, {"bot": "random"}])
+    run_worker(app, FakeClock())  # the worker logs JSON lines on stderr
+    failed = [line for line in capfd.readouterr().err.splitlines()
+              if "failed (attempt 1)" in line]
+    assert failed
+    assert all("offers no STARTTLS" in m and "DOS_SMTP_SECURITY=none" in m and "next try at" in m
+               for m in failed)
+    assert smtp.messages == []
+    process = worker_process(db_url, tmp_path, DOS_SMTP_HOST="127.0.0.1",
+                             DOS_SMTP_PORT=str(smtp.port))
+    try:
+        wait_for(lambda: any("does not work" in p.read_text()
+                             for p in tmp_path.glob("worker-*.log")), 30, "the start-up report")
+    finally:
+        _stop(process)
+    text = "".join(p.read_text() for p in tmp_path.glob("worker-*.log"))
+    assert "offers no STARTTLS" in text
+    assert "DOS_SMTP_SECURITY=none" in text
