@@ -40,7 +40,6 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -301,13 +300,7 @@ def _time_out(game_id: str, now: datetime) -> int:
         if (game.status != "active" or game.turn_deadline is None
                 or as_utc(game.turn_deadline) > now):
             return 0
-        state = access.engine_state(game)
-        seat = {s.index: s for s in game.seats}[state.current]
-        # If the seat is to play again at once (bots in between), its timed-out email carries
-        # the new table and list: one email, not two.
-        told = notify.wants(seat, "email", "timed_out") and not seat.digest
-        with notify.one_message_for(seat.public_id) if told else nullcontext():
-            play.apply_timeout(game, now)
+        play.apply_timeout(game, now)
         return 1
 
 

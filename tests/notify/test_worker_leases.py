@@ -5,8 +5,6 @@ delivered, none twice (counted at the SMTP sink by Message-ID, at the receiver b
 from __future__ import annotations
 
 import asyncio
-import signal
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ from notify_helpers import (
     attempts,
     create,
     rows,
+    stop_process,
     verify,
     wait_for,
     worker_process,
@@ -35,14 +34,6 @@ class SlowSink(SmtpSink):
         return await super().handle_DATA(server, session, envelope)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.parametrize("count", [2, 3])
@@ -73,7 +64,7 @@ def test_workers_with_a_short_lease_never_send_a_row_twice(
             wait_for(lambda: {r.status for r in rows(app)} == {"sent"}, 90, "every row sent")
         finally:
             for process in workers:
-                _stop(process)
+                stop_process(process)
         by_id = Counter(m["Message-ID"] for m in sink.messages)
         emails = [r for r in queued if r.channel == "email"]
         assert by_id == Counter({f"<{r.message_id}@localhost>": 1 for r in emails})

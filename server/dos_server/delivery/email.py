@@ -153,7 +153,6 @@ def _summary(payload: Mapping[str, Any]) -> list[str]:
     data = payload.get("data") or {}
     names = payload["names"]
     view = payload.get("view")
-    my_turn = bool(view and view.get("current") == payload["seat"] and payload.get("moves"))
     if event == "your_turn":
         return [f"It is your turn in DOS game {payload['game_id']}."]
     if event == "reminder":
@@ -163,8 +162,8 @@ def _summary(payload: Mapping[str, Any]) -> list[str]:
     if event == "timed_out":
         lines = [f"Your turn ran out of time, so the {data.get('policy', 'random')} bot played "
                  "it for you."]
-        if my_turn:
-            lines.append("It is your turn again now.")
+        if view and view.get("current") == payload["seat"]:
+            lines.append("It is your turn again: its own email has your moves.")
         return lines
     if event == "caught":
         return ["You ended a turn on two cards without calling DOS and were caught: "
@@ -261,7 +260,8 @@ def text_body(payload: Mapping[str, Any]) -> str:
         lines += [f"Your turn ends at {_when(payload['deadline'])}.", ""]
     since = payload.get("since") or []
     if since:
-        lines.append("Since your last turn:")
+        lines.append("What was played, and since:" if event == "timed_out"
+                     else "Since your last turn:")
         lines += [f"  {line}" for line in since]
         lines.append("")
     if event == "round_over" and data.get("scores"):
@@ -355,7 +355,9 @@ def html_body(payload: Mapping[str, Any]) -> str:
         parts.append(_p(f"Your turn ends at {_when(payload['deadline'])}."))
     since = payload.get("since") or []
     if since:
-        parts.append("<p><b>Since your last turn:</b></p><ul>"
+        title = "What was played, and since:" if event == "timed_out" else \
+            "Since your last turn:"
+        parts.append(f"<p><b>{title}</b></p><ul>"
                      + "".join(f"<li>{html.escape(s)}</li>" for s in since) + "</ul>")
     if event in ("round_over", "game_over") and data.get("scores"):
         points = data.get("points") if event == "round_over" else None

@@ -178,21 +178,24 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     if state is not None:
         view = state.view(seat.index)
         payload["view"] = view.to_dict()
-        if not state.is_over and game.status == "active":
+        # A timed-out email lists no moves: each new turn has its own your-turn email.
+        if not state.is_over and game.status == "active" and event != "timed_out":
             payload["moves"] = [
                 {"number": n, "action": a.text(), "description": state.describe(a, seat.index)}
                 for n, a in enumerate(view.legal_actions, start=1)
             ]
-        if event in ("your_turn", "reminder", "timed_out", "mail_reply", "new_address") \
+        if event == "timed_out":
+            payload["since"] = since_last_turn(game, seat, timed_out=True)
+        elif event in ("your_turn", "reminder", "mail_reply", "new_address") \
                 and state.current == seat.index and not state.is_over:
-            payload["since"] = since_last_turn(game, seat, timed_out=event == "timed_out")
+            payload["since"] = since_last_turn(game, seat)
     return payload
 
 
 def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> list[str]:
     """What happened since ``seat``'s last turn ended, in plain words, as the seat may see it.
 
-    ``timed_out``: from the start of the turn that timed out (what was played for the seat).
+    ``timed_out``: from the start of the seat's last timed-out turn (what was played for it).
     """
     mark = select(func.max(EventRow.seq)).where(
         EventRow.game_id == game.id, EventRow.seat == seat.index,
