@@ -49,6 +49,9 @@ DEFAULTS: dict[str, Any] = {
     "INBOUND_REQUIRE_FROM_MATCH": True,  # the From address must be the seat's email on file
     "INBOUND_MAX_BYTES": 1024 * 1024,  # larger messages are refused (SMTP 552, HTTP 413)
     "INBOUND_RETRY_SECONDS": 60,  # the worker processes rows left 'received' this long
+    # A message whose processing failed on a bug is retried after these delays (seconds);
+    # after the last, it is 'failed' and the sender gets an apology.
+    "INBOUND_RETRY_SCHEDULE": [60, 300, 1800, 7200],
     # Worker: polling, batch size, how long a claimed row stays claimed (a killed worker's
     # rows are retried after this), and the Standard Webhooks retry schedule in seconds.
     "WORKER_POLL_SECONDS": 0.25,
@@ -86,9 +89,10 @@ def load_config(app: Flask, test_config: dict[str, Any] | None) -> None:
         "sqlite:///" + str(Path(app.instance_path) / "dos.sqlite3")
     )
     app.config["SQLALCHEMY_DATABASE_URI"] = normalize_database_url(uri)
-    schedule = app.config["RETRY_SCHEDULE"]
-    if isinstance(schedule, str):  # from the environment: comma-separated seconds
-        app.config["RETRY_SCHEDULE"] = [float(x) for x in schedule.split(",") if x.strip()]
+    for name in ("RETRY_SCHEDULE", "INBOUND_RETRY_SCHEDULE"):
+        schedule = app.config[name]
+        if isinstance(schedule, str):  # from the environment: comma-separated seconds
+            app.config[name] = [float(x) for x in schedule.split(",") if x.strip()]
     allow = app.config["WEBHOOK_ALLOW_PRIVATE"]
     if isinstance(allow, str):  # from the environment, spelled some other way than JSON
         app.config["WEBHOOK_ALLOW_PRIVATE"] = allow.strip().lower() in ("1", "true", "yes", "on")

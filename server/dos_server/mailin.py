@@ -1,10 +1,16 @@
-"""``flask --app dos_server mail-in``: the SMTP (or LMTP) listener for play by email (issue #6).
+"""``dos-server mail-in``: the SMTP (or LMTP) listener for play by email (issues #6, #11).
 
 Point an MX, or a Postfix transport (``transport_maps``: ``play.example.org smtp:[127.0.0.1]:2525``,
-or ``lmtp:...`` with ``--lmtp``), at it. It accepts recipients ``play+<token>@MAIL_DOMAIN``
-only (550 otherwise), refuses messages over ``INBOUND_MAX_BYTES`` (552), stores each message
-and then processes it (:mod:`dos_server.services.inbound`). It answers 250 once the message
-is stored; 451 (try again later) if it could not be.
+or ``lmtp:...`` with ``--lmtp``), at it. At RCPT time it accepts only the addresses it can
+act on: ``play+<token>@MAIL_DOMAIN`` whose token verifies and whose game exists, and the
+``unsubscribe+<token>@MAIL_DOMAIN`` of List-Unsubscribe; everything else gets 550 there, so
+a forged sender is never answered (no backscatter). It refuses messages over
+``INBOUND_MAX_BYTES`` (552), stores each message once per accepted recipient (deduplicated by
+Message-ID and recipient) and then processes it (:mod:`dos_server.services.inbound`).
+
+After DATA, SMTP answers once (250 when every recipient's copy is stored, else 451); LMTP
+answers once per accepted recipient, in RCPT order (RFC 2033), so an MTA delivering a
+message to two ``play+`` addresses gets both answers and acts on each.
 """
 
 from __future__ import annotations
@@ -19,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import click
 from flask import Flask
 
+from dos_server import tokens
 from dos_server.extensions import db
-from dos_server.tokens import MAIL_LOCAL_PREFIX
 
 if TYPE_CHECKING:
     from aiosmtpd.controller import Controller
@@ -31,18 +37,45 @@ log = logging.getLogger("dos_server.mailin")
 class MailInHandler:
     """The aiosmtpd handler (the CLI and the tests use this same class)."""
 
-    def __init__(self, app: Flask) -> None:
+    def __init__(self, app: Flask, lmtp: bool = False) -> None:
         self.app = app
+        self.lmtp = lmtp
 
     async def handle_RCPT(self, server: Any, session: Any, envelope: Any,  # noqa: N802
                           address: str, rcpt_options: list[str]) -> str:
+        loop = asyncio.get_running_loop()
+        answer = await loop.run_in_executor(None, self.check_recipient, address)
+        if answer.startswith("250"):
+            envelope.rcpt_tos.append(address)
+        return answer
+
+    def check_recipient(self, address: str) -> str:
+        """250 for an address this server acts on, 550 (with the reason) for any other."""
         domain = str(self.app.config["MAIL_DOMAIN"]).lower()
         local, _, host = address.rpartition("@")
         if host.lower() != domain:
             return f"550 5.7.1 this server only accepts mail for {domain}"
-        if not local.lower().startswith(MAIL_LOCAL_PREFIX):
-            return "550 5.1.1 no such mailbox: reply to an email from a DOS game to play"
-        envelope.rcpt_tos.append(address)
+        lowered = local.lower()
+        with self.app.app_context():
+            try:
+                if lowered.startswith(tokens.MAIL_LOCAL_PREFIX):
+                    claims = tokens.read_mail(local[len(tokens.MAIL_LOCAL_PREFIX):])
+                    game_id = claims.game_id if claims is not None else None
+                elif lowered.startswith(tokens.UNSUBSCRIBE_LOCAL_PREFIX):
+                    found = tokens.read_unsubscribe_mail(
+                        local[len(tokens.UNSUBSCRIBE_LOCAL_PREFIX):])
+                    game_id = found[0] if found is not None else None
+                else:
+                    return "550 5.1.1 no such mailbox: reply to an email from a DOS game to play"
+                if game_id is None:
+                    return "550 5.1.1 no such mailbox: this reply address is not valid"
+                if not _game_exists(game_id):
+                    return "550 5.1.1 no such mailbox: this game is gone"
+            except Exception:
+                log.exception("could not check a recipient")
+                return "451 4.3.0 could not check this address; try again later"
+            finally:
+                db.session.remove()
         return "250 2.1.5 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
@@ -50,16 +83,25 @@ class MailInHandler:
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, self.deliver, bytes(raw), envelope.mail_from,
-                                          list(envelope.rcpt_tos))
+        answers = await loop.run_in_executor(None, self.deliver, bytes(raw), envelope.mail_from,
+                                             list(envelope.rcpt_tos))
+        if self.lmtp:
+            return "\r\n".join(answers)  # one answer per accepted recipient (RFC 2033)
+        failed = [a for a in answers if not a.startswith("250")]
+        return failed[0] if failed else answers[0]
 
-    def deliver(self, raw: bytes, mail_from: str | None, rcpt_to: Sequence[str]) -> str:
+    def deliver(self, raw: bytes, mail_from: str | None, rcpt_to: Sequence[str]) -> list[str]:
+        """Store and process the message for each recipient; one answer per recipient."""
+        return [self.deliver_one(raw, mail_from, rcpt) for rcpt in rcpt_to] or [
+            "554 5.5.1 no valid recipients"]
+
+    def deliver_one(self, raw: bytes, mail_from: str | None, rcpt: str) -> str:
         """Store, answer for it, then process (blocking: runs in a thread)."""
         from dos_server.services import inbound
 
         with self.app.app_context():
             try:
-                stored = inbound.store(raw, "smtp", mail_from, rcpt_to)
+                stored = inbound.store(raw, "lmtp" if self.lmtp else "smtp", mail_from, [rcpt])
             except Exception:
                 log.exception("could not store an inbound message")
                 db.session.remove()
@@ -74,6 +116,12 @@ class MailInHandler:
         return f"250 2.0.0 OK: message #{stored.id} received"
 
 
+def _game_exists(game_id: str) -> bool:
+    from dos_server.models import GameRow
+
+    return db.session.get(GameRow, game_id) is not None
+
+
 def make_controller(app: Flask, host: str | None = None, port: int | None = None,
                     lmtp: bool = False) -> Controller:
     """An aiosmtpd controller (not started) with the mail-in handler and the size limit."""
@@ -86,7 +134,7 @@ def make_controller(app: Flask, host: str | None = None, port: int | None = None
 
     kind = LmtpController if lmtp else Controller
     return kind(
-        MailInHandler(app),
+        MailInHandler(app, lmtp),
         hostname=host or str(app.config["MAILIN_HOST"]),
         port=int(port or app.config["MAILIN_PORT"]),
         data_size_limit=int(app.config["INBOUND_MAX_BYTES"]),
@@ -122,3 +170,35 @@ def register_cli(app: Flask) -> None:
             stopping.wait()
         finally:
             controller.stop()
+
+    @app.cli.group("inbound")
+    def inbound_group() -> None:
+        """Inbound emails (play by email): list the failed ones, replay one."""
+
+    @inbound_group.command("failed")
+    def failed_command() -> None:
+        """List the messages whose processing failed on an error (after every retry)."""
+        from dos_server.services import inbound
+
+        with app.app_context():
+            rows = inbound.failed_messages()
+            if not rows:
+                click.echo("no failed inbound messages")
+            for row in rows:
+                click.echo(f"{row.id}\t{row.received_at:%Y-%m-%d %H:%M}\t{row.source}\t"
+                           f"from {row.mail_from or '?'}\tgame {row.game_id or '?'}\t"
+                           f"{row.attempts} tries\t{(row.error or '')[:120]}")
+            db.session.remove()
+
+    @inbound_group.command("replay")
+    @click.argument("message_id", type=int)
+    def replay_command(message_id: int) -> None:
+        """Process a failed message again (its answer goes out as usual)."""
+        from dos_server.services import inbound
+
+        with app.app_context():
+            status = inbound.replay(message_id)
+            db.session.remove()
+        click.echo(f"inbound message #{message_id}: {status}")
+        if status in ("missing", "received", "failed"):
+            raise SystemExit(1)

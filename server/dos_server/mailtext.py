@@ -2,9 +2,10 @@
 
 What a player wrote is found the way a person would find it: the text/plain part (or the HTML
 part as text, without what it quotes), charsets and transfer encodings decoded, and then the
-non-empty lines above the quoted original, the signature ("-- ") and the device footer
-("Sent from my iPhone"). :mod:`dos_server.services.inbound` decides what those lines mean
-for a game; this module only reads them.
+non-empty lines outside the quotes (above, below or between them), up to the signature
+("-- "), the device footer ("Sent from my iPhone") or a client's original-message block.
+:mod:`dos_server.services.inbound` decides what those lines mean for a game; this module only
+reads them.
 
 The behaviour is pinned by ``tests/mail/test_mailtext.py`` over the real-shaped messages in
 ``tests/data/mail/``.
@@ -51,18 +52,36 @@ def address(value: str) -> str | None:
     return found if "@" in found and "\n" not in found else None
 
 
+_AUTO_SUBJECTS = re.compile(
+    r"^(automatic reply|auto(matic)?[- ]?reply|out of office|réponse automatique|"
+    r"automatische antwort|respuesta automática|risposta automatica)\b", re.I)
+_DAEMONS = ("mailer-daemon", "postmaster")
+
+
 def is_automatic(message: Message, mail_from: str | None, sender: str | None) -> bool:
-    """Mail that must never be answered: auto-replies, bounces, list traffic, our own mail."""
-    if header(message, "Auto-Submitted").lower() not in ("", "no"):
+    """Mail that must never be answered: auto-replies, bounces (DSNs), list traffic, our own
+    mail. RFC 3834 ``Auto-Submitted`` other than ``no``; ``X-Autoreply``/``X-Autorespond``;
+    ``Precedence: auto_reply|bulk|junk|list``; Exchange's out-of-office shapes; delivery
+    reports (``multipart/report``, a null or MAILER-DAEMON/postmaster sender)."""
+    if header(message, "Auto-Submitted").split(";")[0].strip().lower() not in ("", "no"):
         return True
-    if header(message, "Precedence").lower() in ("bulk", "junk", "list"):
+    if header(message, "X-Autoreply") or header(message, "X-Autorespond"):
         return True
+    if header(message, "Precedence").lower() in ("auto_reply", "bulk", "junk", "list"):
+        return True
+    if header(message, "X-MS-Exchange-Inbox-Rules-Loop"):
+        return True  # Exchange: a message an inbox rule (out of office) sent
+    if header(message, "X-Auto-Response-Suppress") and _AUTO_SUBJECTS.match(
+            header(message, "Subject")):
+        return True  # Exchange/Outlook: "Automatic reply: ..."
+    if message.get_content_type() == "multipart/report":
+        return True  # a delivery status notification (RFC 3464) or a read receipt
     if header(message, "X-DOS-Event") or header(message, "List-Id"):
         return True  # our own email coming back, or a mailing list
     if mail_from is not None and mail_from.strip() in ("", "<>"):
         return True  # a bounce (null envelope sender)
-    local = (sender or "").split("@")[0]
-    return local in ("mailer-daemon", "postmaster")
+    senders = [(sender or "").split("@")[0], (mail_from or "").strip("<> ").split("@")[0]]
+    return any(local.lower() in _DAEMONS for local in senders)
 
 
 # -- body -------------------------------------------------------------------------------------
@@ -133,37 +152,56 @@ def html_to_text(markup: str) -> str:
 # -- the lines the player wrote ---------------------------------------------------------------
 
 
-_STOPS = [
+# Where the player's own text ends: a client's "original message" block, a forward, a device
+# footer. Everything below is the message answered (Outlook quotes it without "> ").
+_ENDS = [
     re.compile(r"^-{2,}\s*original message\s*-{2,}$", re.I),
     re.compile(r"^-{2,}\s*forwarded message\s*-{2,}$", re.I),
     re.compile(r"^_{8,}$"),
     re.compile(r"^sent from my\b", re.I),
     re.compile(r"^(sent|envoyé|gesendet) (from|de|von) ", re.I),
     re.compile(r"^get outlook for\b", re.I),
-    re.compile(r"^(on|am|le|el|il|op)\s.*\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\s*:?$",
-               re.I),
 ]
+# An attribution line ("On Mon, 1 Jan 2029, DOS <...> wrote:"): skipped, the reply may go on
+# below or between the quoted blocks.
+_ATTRIBUTION = re.compile(
+    r"^(on|am|le|el|il|op)\s.*\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\s*:?$", re.I)
 _ON_START = re.compile(r"^(on|am|le|el|il|op)\s", re.I)
 _WROTE_END = re.compile(r"\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\s*:?$", re.I)
+_WROTE_ANY = re.compile(r"\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\b.*:$", re.I)
 _FROM = re.compile(r"^\*?(from|de|von|van|da)\*?\s*:", re.I)
 _SENT = re.compile(r"^\*?(sent|date|envoyé|gesendet|enviado|verzonden|data|datum)\*?\s*:", re.I)
 
 
 def command_lines(text: str) -> list[str]:
-    """The non-empty lines above the quoted original, the signature and the device footer."""
+    """The non-empty lines the player wrote: top-posted, bottom-posted or between quotes.
+
+    Quoted lines ("> ...") and attribution lines ("On ... wrote:", also wrapped over two
+    lines) are skipped; the reading stops at the signature ("-- "), a device footer ("Sent
+    from my iPhone") and a client's block of the original message (Outlook's "From:/Sent:"
+    or "-----Original Message-----"), below which the answered email follows unquoted.
+    """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     out: list[str] = []
+    skip_to = -1
     for index, raw in enumerate(lines):
+        if index <= skip_to:
+            continue
         line = raw.strip()
-        if raw.rstrip() == "--" or line.startswith(">"):
-            break
-        if any(stop.match(line) for stop in _STOPS):
+        if raw.rstrip() == "--" or any(end.match(line) for end in _ENDS):
             break
         following = [x.strip() for x in lines[index + 1:index + 5] if x.strip()]
-        if _ON_START.match(line) and following and _WROTE_END.search(following[0]):
-            break  # "On Mon, 1 Jan 2029 at 10:00, DOS <...>" wrapped before "wrote:"
         if _FROM.match(line) and any(_SENT.match(x) for x in following[:3]):
             break  # Outlook's "From: ... / Sent: ... / To: ... / Subject: ..." block
+        if line.startswith(">") or _ATTRIBUTION.match(line):
+            continue
+        if _WROTE_ANY.search(line) and following and following[0].startswith(">"):
+            continue  # "Ann wrote on Monday:" right above a quote
+        if _ON_START.match(line) and following and _WROTE_END.search(following[0]):
+            # "On Mon, 1 Jan 2029 at 10:00, DOS <...>" wrapped before "wrote:"
+            skip_to = next(i for i in range(index + 1, len(lines))
+                           if lines[i].strip() == following[0])
+            continue
         if line:
             out.append(line)
             if len(out) >= MAX_COMMAND_LINES:

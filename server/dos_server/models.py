@@ -202,6 +202,8 @@ class NotificationRow(db.Model):  # type: ignore[name-defined,misc]
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # The worker claim holding the lease: only it sends the row and records the result.
+    lease_owner: Mapped[str | None] = mapped_column(String(80), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
@@ -239,7 +241,8 @@ class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
     ``dedupe_key`` is the SHA-256 of the Message-ID (of the raw bytes when there is none), so
     a message delivered twice is handled once. ``status``: received (not processed yet: the
     worker retries these) | processed | rejected (answered with an error, nothing changed) |
-    ignored (automatic mail, not answered) | failed (a bug; kept for a person to look at).
+    ignored (automatic mail, not answered) | failed (a bug, after every retry: the sender got
+    an apology; ``dos-server inbound replay ID`` tries again).
     """
 
     __tablename__ = "inbound_messages"
@@ -260,6 +263,9 @@ class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # A message whose processing failed on a bug is retried by the worker with backoff.
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 # -- one identity for all your games (issue #14) ----------------------------------------------

@@ -35,6 +35,7 @@ SALTS = {
     "login": "dos.login-link.v1",
     "confirm": "dos.confirm-email.v1",
     "signin": "dos.web-signin.v1",  # the short-lived link in an email that opens the web table
+    "unsubscribe_mail": "dos.unsubscribe-mail.v1",
 }
 
 
@@ -203,3 +204,31 @@ def read_mail(token: str) -> MailClaims | None:
     if not (seat.isascii() and seat.isalpha()):
         return None
     return MailClaims(parts[0], seat, None, int(parts[2]), int(parts[3]))
+
+
+# -- the mailto: unsubscribe address (RFC 8058's List-Unsubscribe, issue #11) ----------------
+
+UNSUBSCRIBE_LOCAL_PREFIX = "unsubscribe+"
+
+
+def unsubscribe_address(game_id: str, seat_id: str) -> str:
+    """``unsubscribe+<game>.<seat>.<signature>@MAIL_DOMAIN``: mail to it stops the seat's
+    emails for the game (handled by mail-in). Lowercase, like reply addresses; never revoked."""
+    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    signer = _MailSigner(keys, salt=SALTS["unsubscribe_mail"], digest_method=hashlib.sha256)
+    token = signer.sign(f"{game_id}.{seat_id}".lower()).decode()
+    return f"{UNSUBSCRIBE_LOCAL_PREFIX}{token}@{current_app.config['MAIL_DOMAIN']}"
+
+
+def read_unsubscribe_mail(token: str) -> tuple[str, str] | None:
+    """(game id, seat public_id) of an unsubscribe address's token, or None."""
+    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    signer = _MailSigner(keys, salt=SALTS["unsubscribe_mail"], digest_method=hashlib.sha256)
+    try:
+        value = signer.unsign(token.strip().lower().encode("ascii")).decode()
+    except (BadSignature, UnicodeError):
+        return None
+    game_id, _, seat_id = value.partition(".")
+    if not game_id or not seat_id.isascii() or not seat_id.isalpha():
+        return None
+    return game_id, seat_id

@@ -12,7 +12,22 @@
 4. sends the 80% reminders and applies the timeout policy to turns whose deadline passed.
 
 A worker killed mid-batch loses nothing: its leased rows become due again when the lease ends.
-Delivery is at least once; receivers dedupe by ``webhook-id`` (the row's ``message_id``).
+
+**The delivery guarantee.** Every row is delivered at least once, and, with any number of
+workers, exactly once unless a worker dies (or loses its database) between a successful send
+and recording it, or a receiver accepts a message after the sender gave up waiting:
+
+- a claim names its owner (``lease_owner``) and takes only as many rows as half a lease lets
+  this worker send at the pace it measures;
+- right before each send the worker renews its lease, under the row lock, and skips the row
+  if another worker has claimed it since (its own lease ran out);
+- a send may take at most 80% of a lease (the SMTP and HTTP timeouts are capped so), so the
+  lease cannot run out during a send;
+- the result is recorded only by the owner (a success is always recorded, so the row is not
+  sent again); a failure seen by a worker that lost the row is logged and left to the owner.
+
+Receivers dedupe by ``webhook-id`` (the row's ``message_id``, the same on every retry) and
+email by its ``Message-ID``.
 """
 
 from __future__ import annotations
@@ -20,6 +35,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import secrets
 import signal
 import socket
 import time
@@ -48,10 +64,46 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+_OWNER: dict[int, str] = {}
+
+
+def lease_owner() -> str:
+    """This process's name on the leases it holds (a restarted process is a new owner)."""
+    pid = os.getpid()
+    if pid not in _OWNER:
+        _OWNER.clear()
+        _OWNER[pid] = f"{worker_name()}:{secrets.token_hex(4)}"
+    return _OWNER[pid]
+
+
+def lease_seconds() -> float:
+    return float(current_app.config["WORKER_LEASE_SECONDS"])
+
+
+class _Pace:
+    """How long one send takes here (a moving average), so a claim fits inside its lease."""
+
+    seconds = 0.05
+
+    @classmethod
+    def note(cls, elapsed: float) -> None:
+        cls.seconds = 0.7 * cls.seconds + 0.3 * max(elapsed, 0.001)
+
+    @classmethod
+    def batch(cls) -> int:
+        """Claim only as many rows as half a lease can send at the current pace."""
+        fits = int(lease_seconds() / 2 / cls.seconds)
+        return max(1, min(int(current_app.config["WORKER_BATCH"]), fits))
+
+
 def claim(now: datetime, limit: int | None = None) -> list[int]:
-    """Lease up to ``limit`` due rows to this worker; returns their ids."""
-    config = current_app.config
-    lease = timedelta(seconds=float(config["WORKER_LEASE_SECONDS"]))
+    """Lease up to ``limit`` due rows to this worker; returns their ids.
+
+    Without ``limit`` the worker claims no more rows than half a lease lets it send at the
+    pace it has measured, so rows do not wait out their lease in its queue; and it renews
+    the lease of each row just before sending it (:func:`deliver`).
+    """
+    lease = timedelta(seconds=lease_seconds())
     with write_transaction():
         rows = db.session.execute(
             select(NotificationRow)
@@ -59,34 +111,57 @@ def claim(now: datetime, limit: int | None = None) -> list[int]:
                    NotificationRow.next_attempt_at <= now,
                    or_(NotificationRow.lease_until.is_(None), NotificationRow.lease_until < now))
             .order_by(NotificationRow.next_attempt_at, NotificationRow.id)
-            .limit(limit or int(config["WORKER_BATCH"]))
+            .limit(limit or _Pace.batch())
             .with_for_update(skip_locked=True)
         ).scalars().all()
         for row in rows:
             row.lease_until = now + lease
+            row.lease_owner = lease_owner()
         return [row.id for row in rows]
 
 
+def _renew(notification_id: int, now: datetime) -> NotificationRow | None:
+    """Renew our lease on a row right before sending it; None if it is not ours any more.
+
+    Another worker may have claimed the row when our lease ran out while we were busy with
+    the rows before it: then it is that worker's to send, and we leave it alone.
+    """
+    with write_transaction():
+        row = db.session.execute(
+            select(NotificationRow).where(NotificationRow.id == notification_id)
+            .with_for_update()
+        ).scalar_one_or_none()
+        if row is None or row.status != "pending" or row.lease_owner != lease_owner():
+            return None
+        row.lease_until = now + timedelta(seconds=lease_seconds())
+        db.session.flush()
+        db.session.expunge(row)
+        return row
+
+
 def deliver(notification_id: int, clock: Clock = utcnow) -> bool:
-    """One attempt for one claimed row; True if it was delivered."""
-    row = db.session.get(NotificationRow, notification_id)
-    if row is None or row.status != "pending":
-        db.session.rollback()
+    """One attempt for one claimed row; True if it was delivered.
+
+    The lease is renewed first (and the row skipped if another worker holds it now); the
+    send may take at most 80% of a lease (its timeout is capped so), then the result is
+    recorded. No transaction stays open while we talk to the outside world.
+    """
+    row = _renew(notification_id, clock())
+    if row is None:
         return False
-    channel, target, payload, message_id = row.channel, row.target, dict(row.payload), \
-        row.message_id
-    db.session.rollback()  # no transaction stays open while we talk to the outside world
     started = time.perf_counter()
     error: DeliveryError | None = None
+    timeout = 0.8 * lease_seconds()
     try:
-        SENDERS[channel](target, payload, message_id)
+        SENDERS[row.channel](row.target, dict(row.payload), row.message_id, timeout)
     except DeliveryError as failure:
         error = failure
     except Exception as failure:  # a bug must not kill the worker or lose the row
-        log.exception("delivery crashed")
+        log.exception("delivery of notification #%s crashed", notification_id)
         error = DeliveryError(f"{type(failure).__name__}: {failure}")
-    elapsed = int((time.perf_counter() - started) * 1000)
-    _record(notification_id, error, elapsed, clock())
+    elapsed = time.perf_counter() - started
+    _Pace.note(elapsed)
+    _record(notification_id, error, int(elapsed * 1000), clock())
     return error is None
 
 
@@ -94,7 +169,10 @@ def _record(notification_id: int, error: DeliveryError | None, elapsed_ms: int,
             now: datetime) -> None:
     schedule = [float(s) for s in current_app.config["RETRY_SCHEDULE"]]
     with write_transaction():
-        row = db.session.get(NotificationRow, notification_id)
+        row = db.session.execute(
+            select(NotificationRow).where(NotificationRow.id == notification_id)
+            .with_for_update()
+        ).scalar_one_or_none()
         if row is None:
             return
         db.session.add(DeliveryAttemptRow(
@@ -103,26 +181,43 @@ def _record(notification_id: int, error: DeliveryError | None, elapsed_ms: int,
             error=None if error is None else str(error)[:2000],
             duration_ms=elapsed_ms, worker=worker_name(),
         ))
-        row.attempts += 1
-        row.lease_until = None
+        owned = row.lease_owner == lease_owner() and row.status == "pending"
         if error is None:
+            if not owned:  # sent all the same: say so, so that nobody sends it again
+                log.warning("notification #%s was sent after its lease passed to another "
+                            "worker", row.id)
+            row.attempts += 1
             row.status = "sent"
             row.sent_at = now
             row.last_error = None
+            row.lease_until = row.lease_owner = None
             return
+        if not owned:  # the row is another worker's now: it decides what happens next
+            log.warning("%s notification #%s (%s): attempt failed after its lease passed to "
+                        "another worker: %s", row.channel, row.id, row.event, error)
+            return
+        row.attempts += 1
+        row.lease_until = row.lease_owner = None
         row.last_error = str(error)[:2000]
         if error.status == 410:
             row.status = "dropped"
+            log.warning("webhook notification #%s (%s): 410 Gone, endpoint disabled",
+                        row.id, row.event)
             _disable_webhook(row)
             return
         if error.permanent or row.attempts >= len(schedule):
             row.status = "dead"
+            log.error("%s notification #%s (%s) failed for good after %d attempt(s): %s",
+                      row.channel, row.id, row.event, row.attempts, error)
             _dead_letter(row)
             return
         delay = schedule[row.attempts] * random.uniform(0.9, 1.1)
         if error.retry_after is not None:
             delay = max(delay, error.retry_after)
         row.next_attempt_at = now + timedelta(seconds=delay)
+        log.warning("%s notification #%s (%s) failed (attempt %d): %s; next try at %s",
+                    row.channel, row.id, row.event, row.attempts, error,
+                    row.next_attempt_at.isoformat(timespec="seconds"))
 
 
 def _disable_webhook(row: NotificationRow) -> None:
@@ -197,7 +292,7 @@ def _remind(game_id: str, now: datetime) -> int:
         game.reminded = True
         seat = {s.index: s for s in game.seats}[state.current]
         notify.enqueue(game, "reminder", [seat], state,
-                       key=f"remind-{as_utc(game.turn_started_at).isoformat()}")
+                       key=f"remind-turn{state.turn_no}")
         return 1
 
 
@@ -226,6 +321,7 @@ def run_forever(clock: Clock = utcnow, stop_after: float | None = None) -> None:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     log.info("worker %s started", worker_name())
+    check_relay()
     ends = None if stop_after is None else time.monotonic() + stop_after
     while not stopping and (ends is None or time.monotonic() < ends):
         try:
@@ -239,6 +335,24 @@ def run_forever(clock: Clock = utcnow, stop_after: float | None = None) -> None:
         if not delivered:
             time.sleep(poll)
     log.info("worker %s stopped", worker_name())
+
+
+def check_relay() -> bool:
+    """One test connection to the SMTP relay at start, so a misconfigured relay is reported
+    at once (with what to change) rather than only in ``delivery_attempts``."""
+    if not current_app.config.get("SMTP_HOST"):
+        return True
+    try:
+        with email.connect(timeout=min(10.0, float(current_app.config["SMTP_TIMEOUT"]))):
+            pass
+    except DeliveryError as error:
+        message = f"the mail relay does not work, emails will not go out: {error}"
+        log.error(message)
+        click.echo(f"dos-server worker: {message}", err=True)
+        return False
+    log.info("mail relay %s:%s answers", current_app.config["SMTP_HOST"],
+             current_app.config["SMTP_PORT"])
+    return True
 
 
 def register_cli(app: Flask) -> None:

@@ -2,7 +2,7 @@
 
 A corpus of real-shaped messages in tests/data/mail/ (Gmail, Outlook, Apple Mail, Thunderbird,
 Mutt; quoted-printable, base64, 8bit; UTF-8, windows-1252, iso-8859-1, an unknown charset)
-pins the lines taken as commands. This is the current behaviour, top-posting only.
+pins the lines taken as commands: top-posted, bottom-posted and interleaved replies.
 """
 
 from __future__ import annotations
@@ -63,8 +63,14 @@ CORPUS_COMMANDS = {
     "base64_french.eml": ["show"],
     # Mutt, iso-8859-1 8bit: the second line is kept (the server ignores what is not a move)
     "latin1_8bit.eml": ["m1 R5", "Merci, H\u00e9l\u00e8ne"],
-    # "> draw" in the quote is not a command, nor is anything written below the quote
-    "quoted_trap.eml": ["3"],
+    # "> draw" in the quote is not a command; what is written below the quote is
+    "quoted_trap.eml": ["3", "cheers"],
+    # bottom-posting: the command below the quote (which holds "draw" and numbers)
+    "bottom_post.eml": ["2"],
+    # interleaved: commands between the quoted blocks, the attribution skipped
+    "interleaved.eml": ["m1 R5", "end"],
+    # a bottom post whose quote holds a number and "draw", then a signature with a number
+    "bottom_post_trap.eml": ["show"],
     # a charset Python does not know: the bytes are read as UTF-8, best effort
     "unknown_charset.eml": ["m1 R5", "Gr\u00fc\u00dfe"],
     # an auto-reply still has lines; it is is_automatic that keeps it from being answered
@@ -171,11 +177,20 @@ def test_command_lines_stops_at_the_signature_and_the_line_limit() -> None:
     "Get Outlook for iOS",
     "Envoyé de mon iPhone",
     "Gesendet von meinem iPhone",
-    "Am 01.01.2029 um 10:00 schrieb:",
     "*From:* DOS by mail\n*Sent:* Monday",
 ])
 def test_command_lines_stop_lines(stop: str) -> None:
     assert command_lines(f"draw\n{stop}\nmore") == ["draw"]
+
+
+@pytest.mark.parametrize("attribution", [
+    "Am 01.01.2029 um 10:00 schrieb:",
+    "On Mon, 1 Jan 2029 at 10:00, DOS by mail <dos@play.test> wrote:",
+    "On Mon, 1 Jan 2029 at 10:00, DOS by mail <dos@play.test>\nwrote:",
+    "Le lun. 1 janv. 2029 à 10:00, DOS <dos@play.test> a écrit :",
+])
+def test_attribution_lines_are_skipped_not_taken(attribution: str) -> None:
+    assert command_lines(f"{attribution}\n> 1. draw\n> 2. m1 R5\n3\n> more") == ["3"]
 
 
 def test_the_module_needs_only_the_standard_library() -> None:

@@ -54,7 +54,8 @@ def test_emails_thread_and_carry_the_moves(mail_app: Flask, smtp: SmtpSink) -> N
     text = _parts(turn[0])["text/plain"]
     for action in listing["actions"]:
         assert f"{action['number']:>2}. {action['action']}" in text, (action, text)
-    assert f"\n  dos-client move {gid} 1\n" in text
+    version = current(client, gid, tokens[0])["version"]
+    assert f"\n  dos-client move {gid} 1 --at {version}\n" in text
 
     play_to_end(client, gid, tokens)
     run_worker(mail_app, passes=50)
@@ -73,9 +74,12 @@ def test_emails_thread_and_carry_the_moves(mail_app: Flask, smtp: SmtpSink) -> N
             assert message.get_content_type() == "multipart/alternative"
             parts = _parts(message)
             assert set(parts) == {"text/plain", "text/html"}
-            assert f"/api/games/{gid}" in parts["text/plain"]
-            assert "Unsubscribe" in parts["text/html"]
+            if message["X-DOS-Event"] != "invited":
+                assert f"dos-client show {gid}" in parts["text/plain"]
+            assert "/api/unsubscribe/" in parts["text/html"]
             assert message["List-Unsubscribe"].startswith("<http")
+            assert message["Auto-Submitted"] == "auto-generated"
+            assert message["X-Auto-Response-Suppress"] == "All"
             assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
         # rows agree with what the server received: one message each, nothing more
         sent = rows(mail_app, channel="email", target=address)
@@ -83,7 +87,7 @@ def test_emails_thread_and_carry_the_moves(mail_app: Flask, smtp: SmtpSink) -> N
 
 
 def _unsubscribe_path(message: email.message.EmailMessage) -> str:
-    link = str(message["List-Unsubscribe"]).strip("<>")
+    link = str(message["List-Unsubscribe"]).split(",")[0].strip().strip("<>")
     return urlsplit(link).path
 
 
@@ -122,12 +126,25 @@ def test_unsubscribe_link_really_unsubscribes(mail_app: Flask, smtp: SmtpSink) -
     assert len(rows(mail_app, channel="email", target=BOB)) > bob_before  # bob still gets his
     assert turns == {0, 1}
 
-    answer = client.get(bob_link)  # mail clients that only follow links
-    assert answer.status_code == 200
-    assert answer.get_json()["seat"] == 1
+    # A GET (a link scanner, a preview) describes the link and changes nothing (#11.3)
+    for accept in ("application/json", "text/html", "*/*"):
+        answer = client.get(bob_link, headers={"Accept": accept})
+        assert answer.status_code == 200
+    assert client.get(bob_link).get_json()["unsubscribed"] is False
+    page = client.get(bob_link, headers={"Accept": "text/html,*/*;q=0.8"})
+    assert page.mimetype == "text/html"
+    assert '<form method="post"' in page.get_data(as_text=True)
+    bob_before = len(rows(mail_app, channel="email", target=BOB))
+    _play_until_both_had_a_turn(client, gid, tokens)
+    assert len(rows(mail_app, channel="email", target=BOB)) > bob_before  # still subscribed
+    done = client.post(bob_link, headers={"Accept": "text/html"})  # the page's button
+    assert done.status_code == 200
+    assert "Unsubscribed" in done.get_data(as_text=True)
+    assert client.get(bob_link).get_json()["unsubscribed"] is True
     bob_before = len(rows(mail_app, channel="email", target=BOB))
     _play_until_both_had_a_turn(client, gid, tokens)
     assert len(rows(mail_app, channel="email", target=BOB)) == bob_before
+    assert client.get(ann_link[:-3] + "xyz").status_code == 401
     assert client.post(ann_link[:-3] + "xyz").status_code == 401  # a forged link does nothing
 
 

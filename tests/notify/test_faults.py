@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import logging
 import signal
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +17,7 @@ from notify_helpers import (
     create,
     rows,
     run_worker,
+    stop_process,
     verify,
     wait_for,
     worker_process,
@@ -101,14 +102,6 @@ def _games_with_webhooks(client: FlaskClient, receiver: Receiver, games: int) ->
     return out
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_worker_killed_mid_batch_loses_nothing(make_app: Callable[..., Flask], db_url: str,
@@ -125,13 +118,13 @@ def test_worker_killed_mid_batch_loses_nothing(make_app: Callable[..., Flask], d
             first.send_signal(signal.SIGKILL)
             first.wait(10)
         finally:
-            _stop(first)
+            stop_process(first)
         assert len(receiver.all()) < len(queued)  # it really died mid-batch
         second = worker_process(db_url, tmp_path, DOS_WORKER_LEASE_SECONDS="2")
         try:
             wait_for(lambda: {r.status for r in rows(app)} == {"sent"}, 40, "every row sent")
         finally:
-            _stop(second)
+            stop_process(second)
         seen = Counter(r.webhook_id for r in receiver.all())
         assert set(seen) == {r.message_id for r in queued}  # every id at least once
         for received in receiver.all():
@@ -154,7 +147,7 @@ def test_concurrent_workers_never_deliver_a_row_twice(
             wait_for(lambda: {r.status for r in rows(app)} == {"sent"}, 40, "every row sent")
         finally:
             for process in workers:
-                _stop(process)
+                stop_process(process)
         seen = Counter(r.webhook_id for r in receiver.all())
         assert seen == Counter({r.message_id: 1 for r in queued})  # exactly once each
         for received in receiver.all():
@@ -163,3 +156,35 @@ def test_concurrent_workers_never_deliver_a_row_twice(
         assert 1 <= len(names) <= count
     finally:
         receiver.stop()
+
+
+def test_a_relay_without_starttls_is_reported_at_start_and_on_every_attempt(
+        make_app: Callable[..., Flask], smtp: SmtpSink, db_url: str, tmp_path: Path,
+        ) -> None:
+    """Issue #11.7: the default security (starttls) against a relay that offers none."""
+    app = make_app(SMTP_HOST="127.0.0.1", SMTP_PORT=smtp.port)  # DOS_SMTP_SECURITY unset
+    create(app.test_client(), [{"name": "ann", "email": "ann@example.org"}, {"bot": "random"}])
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("dos_server.worker")
+    logger.addHandler(handler)
+    try:
+        run_worker(app, FakeClock())
+    finally:
+        logger.removeHandler(handler)
+    failed = [line for line in seen if "failed (attempt 1)" in line]
+    assert failed
+    assert all("offers no STARTTLS" in m and "DOS_SMTP_SECURITY=none" in m and "next try at" in m
+               for m in failed)
+    assert smtp.messages == []
+    process = worker_process(db_url, tmp_path, DOS_SMTP_HOST="127.0.0.1",
+                             DOS_SMTP_PORT=str(smtp.port))
+    try:
+        wait_for(lambda: any("does not work" in p.read_text()
+                             for p in tmp_path.glob("worker-*.log")), 30, "the start-up report")
+    finally:
+        stop_process(process)
+    text = "".join(p.read_text() for p in tmp_path.glob("worker-*.log"))
+    assert "offers no STARTTLS" in text
+    assert "DOS_SMTP_SECURITY=none" in text

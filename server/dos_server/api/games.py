@@ -7,6 +7,7 @@ from typing import Any
 from flask import current_app, request
 from flask.views import MethodView
 
+from dos_server.api import pages
 from dos_server.edge import Blueprint
 from dos_server.extensions import limiter
 from dos_server.schemas import (
@@ -17,7 +18,7 @@ from dos_server.schemas import (
     NotificationsIn,
     VacationIn,
 )
-from dos_server.services import access, lobby, play, read
+from dos_server.services import access, lobby, notify, play, read
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
                 description="Create, join and play games")
@@ -231,13 +232,30 @@ class Unsubscribe(MethodView):
     @unsubscribe_blp.response(200)
     @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
     @unsubscribe_blp.alt_response(404, description="the game is gone")
-    def post(self, token: str) -> dict[str, Any]:
-        """Stop this seat's emails for this game (RFC 8058 one-click; no login)."""
-        return lobby.unsubscribe(token)
+    def post(self, token: str) -> Any:
+        """Stop this seat's emails for this game (RFC 8058 one-click; no login).
 
-    @unsubscribe_blp.response(200)
+        Mail clients POST ``List-Unsubscribe=One-Click``; the page's button posts here too.
+        """
+        done = lobby.unsubscribe(token)
+        if _wants_html():
+            return pages.unsubscribe_page(done, done=True)
+        return done
+
+    @unsubscribe_blp.response(200, description="a page with a button that unsubscribes "
+                              "(text/html), or what the link would do (application/json)")
     @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
     @unsubscribe_blp.alt_response(404, description="the game is gone")
-    def get(self, token: str) -> dict[str, Any]:
-        """The link in the email footer: unsubscribes too, for mail clients that only GET."""
-        return lobby.unsubscribe(token)
+    def get(self, token: str) -> Any:
+        """What the link does, without doing it: link scanners fetch every link in an email,
+        so only a POST unsubscribes (the page's button, or the mail client's one-click)."""
+        info = notify.describe_unsubscribe(token)
+        if _wants_html():
+            return pages.unsubscribe_page(info, done=False)
+        return {**info, "action": "POST this URL to stop this seat's emails for this game"}
+
+
+def _wants_html() -> bool:
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return best == "text/html" and request.accept_mimetypes["text/html"] > \
+        request.accept_mimetypes["application/json"]

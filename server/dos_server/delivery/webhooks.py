@@ -38,11 +38,16 @@ def body_of(payload: dict[str, Any]) -> str:
     return json.dumps(public, separators=(",", ":"), sort_keys=True)
 
 
-def send(target: str, payload: dict[str, Any], message_id: str) -> None:
+def send(target: str, payload: dict[str, Any], message_id: str,
+         timeout: float | None = None) -> None:
     """POST the event; 2xx is success. The same ``webhook-id`` is used on every retry.
 
     A URL we may not call (see :mod:`dos_server.netguard`) is a permanent failure.
+    ``timeout``: at most this many seconds (the worker keeps a send inside its lease),
+    besides ``WEBHOOK_TIMEOUT``.
     """
+    limit = float(current_app.config["WEBHOOK_TIMEOUT"])
+    timeout = limit if timeout is None else min(limit, timeout)
     allow_private = bool(current_app.config["WEBHOOK_ALLOW_PRIVATE"])
     try:
         netguard.split_url(target)
@@ -61,7 +66,7 @@ def send(target: str, payload: dict[str, Any], message_id: str) -> None:
     try:
         response = _session(allow_private).post(
             target, data=body.encode(), headers=headers,
-            timeout=float(current_app.config["WEBHOOK_TIMEOUT"]), allow_redirects=False)
+            timeout=timeout, allow_redirects=False)
     except netguard.UnsafeUrl as error:
         raise DeliveryError(f"refused {target}: {error}", permanent=True) from None
     except requests.RequestException as error:

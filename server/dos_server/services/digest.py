@@ -7,13 +7,14 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import select
 
 from dos_server.database import write_transaction
+from dos_server.delivery.email import play_line
 from dos_server.extensions import db
 from dos_server.models import DigestRow, GameRow, SeatRow, as_utc
 from dos_server.services.notify import add_row, unsubscribe_url
+from dos_server.tokens import unsubscribe_address
 
 DIGEST_EVERY = timedelta(hours=24)
 
@@ -27,7 +28,6 @@ def send_digests(now: datetime) -> int:
                SeatRow.email_unsubscribed.is_(False), GameRow.status == "active")
     ).all()
     waiting: dict[str, list[dict[str, Any]]] = {}
-    base = current_app.config["PUBLIC_URL"].rstrip("/")
     for seat, game in rows:
         if game.state is None or game.state.get("current") != seat.index:
             continue
@@ -36,9 +36,10 @@ def send_digests(now: datetime) -> int:
             "seat": seat.index,
             "name": seat.name,
             "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
-            "link": f"{base}/api/games/{game.id}",
-            "line": f"dos-client move {game.id} 1",
+            "opponents": [s.name or f"seat {s.index}" for s in game.seats if s is not seat],
+            "line": play_line(game.id, "N", game.version),
             "unsubscribe": unsubscribe_url(game.id, seat.public_id),
+            "unsubscribe_mailto": unsubscribe_address(game.id, seat.public_id),
         })
     db.session.rollback()
     queued = 0
@@ -54,6 +55,7 @@ def send_digests(now: datetime) -> int:
             add_row(None, [], "email", address, "digest", f"digest:{address}:{now:%Y-%m-%dT%H}",
                     {"event": "digest", "address": address, "games": games,
                      "thread": hashlib.sha256(address.encode()).hexdigest()[:16],
-                     "unsubscribe": games[0]["unsubscribe"]}, due=now)
+                     "unsubscribe": games[0]["unsubscribe"],
+                     "unsubscribe_mailto": games[0]["unsubscribe_mailto"]}, due=now)
             queued += 1
     return queued

@@ -30,7 +30,7 @@ from email.utils import getaddresses
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from dos_engine import Game
@@ -75,9 +75,15 @@ class Stored:
 
 def store(raw: bytes, source: str, mail_from: str | None = None,
           rcpt_to: Sequence[str] = ()) -> Stored:
-    """Keep the raw message; a message whose Message-ID was seen before is not stored again."""
+    """Keep the raw message; one delivered before (same Message-ID and, for SMTP and LMTP,
+    the same recipient) is not stored again. A message to two ``play+`` addresses is stored
+    once per recipient (the mail-in listener calls this per recipient)."""
     message_id = mailtext.message_id(raw)
-    key = hashlib.sha256(b"mid:" + message_id.encode() if message_id else b"raw:" + raw).hexdigest()
+    basis = b"mid:" + message_id.encode() if message_id else b"raw:" + raw
+    recipients = list(rcpt_to) or _header_recipients(raw)
+    if recipients:
+        basis += b"\0rcpt:" + ",".join(sorted(r.lower() for r in recipients)).encode()
+    key = hashlib.sha256(basis).hexdigest()
     for _ in range(2):  # a concurrent first delivery of the same message wins the unique key
         try:
             with write_transaction():
@@ -90,7 +96,7 @@ def store(raw: bytes, source: str, mail_from: str | None = None,
                 row = InboundMessageRow(
                     dedupe_key=key, message_id=message_id or None, source=source,
                     mail_from=mail_from, rcpt_to=list(rcpt_to), raw=raw, size=len(raw),
-                    status="received", received_at=utcnow(),
+                    status="received", received_at=utcnow(), attempts=0,
                 )
                 db.session.add(row)
                 db.session.flush()
@@ -99,6 +105,20 @@ def store(raw: bytes, source: str, mail_from: str | None = None,
         except IntegrityError:
             continue
     raise RuntimeError("could not store the inbound message")
+
+
+def _header_recipients(raw: bytes) -> list[str]:
+    """Without an envelope (POST /inbound/email): the play+ address the headers name."""
+    try:
+        message = BytesParser(policy=email.policy.default).parsebytes(raw, headersonly=True)
+    except Exception:
+        return []
+    domain = str(current_app.config["MAIL_DOMAIN"])
+    for prefix in (tokens.MAIL_LOCAL_PREFIX, tokens.UNSUBSCRIBE_LOCAL_PREFIX):
+        token = _recipient_token(message, [], prefix)
+        if token is not None:
+            return [f"{prefix}{token}@{domain}"]
+    return []
 
 
 # -- processing -------------------------------------------------------------------------------
@@ -134,45 +154,146 @@ class Incoming:
     seat: int | None = None
 
 
-def process(row_id: int) -> str:
-    """Handle one stored message once; returns the row's status."""
+def process(row_id: int, now: datetime | None = None) -> str:
+    """Handle one stored message once; returns the row's status.
+
+    A bug while processing rolls everything back; the message stays ``received`` and the
+    worker tries again on ``INBOUND_RETRY_SCHEDULE``. After the last try it is ``failed``
+    and the sender gets a short apology (nothing was applied); ``dos-server inbound
+    replay ID`` tries it again.
+    """
     incoming: Incoming | None = None
     try:
         with write_transaction():
             row = _lock(row_id)
             if row is None or row.status != "received":
                 return row.status if row is not None else "missing"
+            if _unsubscribe(row):
+                return row.status
             incoming = parse(row)
-            outcome, lines, game, seat = _apply(incoming)
-            _answer(row, incoming, lines, game, seat)
+            with notify.one_message_for_seat_of(incoming.token):
+                outcome, lines, game, seat = _apply(incoming)
+                _answer(row, incoming, lines, game, seat)
             _finish(row, incoming, "processed", outcome, None)
             return "processed"
     except Refusal as refusal:
         return _refuse(row_id, incoming, refusal)
-    except Exception as error:  # a bug: keep the message, do not answer, do not retry forever
+    except Exception as error:  # a bug: keep the message, try again later, then apologise
         log.exception("inbound message #%s could not be processed", row_id)
-        with write_transaction():
-            row = _lock(row_id)
-            if row is not None and row.status == "received":
-                _finish(row, incoming, "failed", "error", f"{type(error).__name__}: {error}")
+        return _failed(row_id, incoming, f"{type(error).__name__}: {error}", now or utcnow())
+
+
+def _failed(row_id: int, incoming: Incoming | None, error: str, now: datetime) -> str:
+    schedule = [float(s) for s in current_app.config["INBOUND_RETRY_SCHEDULE"]]
+    with write_transaction():
+        row = _lock(row_id)
+        if row is None or row.status != "received":
+            return row.status if row is not None else "missing"
+        row.attempts += 1
+        row.error = error[:2000]
+        if row.attempts <= len(schedule):
+            row.next_attempt_at = now + timedelta(seconds=schedule[row.attempts - 1])
+            log.warning("inbound message #%s failed (attempt %d); next try at %s", row.id,
+                        row.attempts, row.next_attempt_at.isoformat(timespec="seconds"))
+            return "received"
+        _finish(row, incoming, "failed", "error", error)
+        sender = incoming.sender if incoming is not None else _sender_of(row)
+        if sender and not (incoming is not None and incoming.automatic):
+            _apologise(row, incoming, sender)
+        log.error("inbound message #%s failed for good after %d attempts", row.id, row.attempts)
         return "failed"
+
+
+def _sender_of(row: InboundMessageRow) -> str | None:
+    try:
+        message = BytesParser(policy=email.policy.default).parsebytes(row.raw)
+        if mailtext.is_automatic(message, row.mail_from, None):
+            return None
+        return mailtext.address(mailtext.header(message, "From"))
+    except Exception:
+        return None
+
+
+def _apologise(row: InboundMessageRow, incoming: Incoming | None, sender: str) -> None:
+    lines = ["Sorry: your message could not be processed because of an error on our side, "
+             "so nothing was applied to the game.",
+             "Please send your move again (reply to the latest email of the game); the "
+             "server's operator has been told."]
+    subject = incoming.subject if incoming is not None and incoming.subject else "DOS by mail"
+    payload: dict[str, Any] = {
+        "event": "mail_reply", "game_id": None, "seat": None, "view": None,
+        "data": {"lines": lines},
+        "subject": subject if subject.lower().startswith("re:") else f"Re: {subject}",
+        "in_reply_to": (incoming.message_id if incoming is not None else row.message_id) or None,
+    }
+    payload["references"] = payload["in_reply_to"]
+    notify.add_row(None, [], "email", sender, "mail_reply", f"inbound:{row.id}:apology",
+                   payload)
+
+
+def replay(row_id: int) -> str:
+    """An operator retries a failed (or stuck) message: processed again from the start."""
+    with write_transaction():
+        row = _lock(row_id)
+        if row is None:
+            return "missing"
+        if row.status not in ("failed", "received"):
+            return row.status
+        row.status, row.attempts, row.next_attempt_at = "received", 0, None
+    return process(row_id)
+
+
+def failed_messages(limit: int = 100) -> list[InboundMessageRow]:
+    rows = db.session.execute(
+        select(InboundMessageRow).where(InboundMessageRow.status == "failed")
+        .order_by(InboundMessageRow.id).limit(limit)
+    ).scalars().all()
+    return list(rows)
 
 
 def process_pending(now: datetime | None = None, older_than: float | None = None,
                     limit: int = 50) -> int:
-    """Process rows left ``received`` (a crash between receipt and processing)."""
+    """Process rows left ``received``: a crash between receipt and processing, or a failed
+    attempt whose retry is due."""
+    now = now or utcnow()
     seconds = (float(current_app.config["INBOUND_RETRY_SECONDS"]) if older_than is None
                else older_than)
-    cutoff = (now or utcnow()) - timedelta(seconds=seconds)
+    cutoff = now - timedelta(seconds=seconds)
     ids = db.session.execute(
         select(InboundMessageRow.id)
-        .where(InboundMessageRow.status == "received", InboundMessageRow.received_at <= cutoff)
+        .where(InboundMessageRow.status == "received",
+               or_(and_(InboundMessageRow.next_attempt_at.is_(None),
+                        InboundMessageRow.received_at <= cutoff),
+                   InboundMessageRow.next_attempt_at <= now))
         .order_by(InboundMessageRow.id).limit(limit)
     ).scalars().all()
     db.session.rollback()
     for row_id in ids:
-        process(row_id)
+        process(row_id, now)
     return len(ids)
+
+
+def _unsubscribe(row: InboundMessageRow) -> bool:
+    """Mail to the List-Unsubscribe ``mailto:`` address stops the seat's emails (no answer)."""
+    found = _recipient_token(None, row.rcpt_to, tokens.UNSUBSCRIBE_LOCAL_PREFIX)
+    if found is None:
+        try:
+            message = BytesParser(policy=email.policy.default).parsebytes(row.raw)
+        except Exception:
+            return False
+        found = _recipient_token(message, [], tokens.UNSUBSCRIBE_LOCAL_PREFIX)
+    if found is None:
+        return False
+    claims = tokens.read_unsubscribe_mail(found)
+    game = db.session.get(GameRow, claims[0]) if claims is not None else None
+    seat = None if game is None or claims is None else access.find_seat(game, claims[1], None)
+    if seat is None:
+        _finish(row, None, "ignored", "bad-token", None)
+    else:
+        seat.email_unsubscribed = True
+        _finish(row, None, "processed", "unsubscribed", None)
+        row.game_id, row.seat = seat.game_id, seat.index
+    return True
 
 
 def _lock(row_id: int) -> InboundMessageRow | None:
@@ -241,9 +362,18 @@ def parse(row: InboundMessageRow) -> Incoming:
 
 def _token(message: Message, rcpt_to: Sequence[str]) -> str | None:
     """The token of the first play+TOKEN@MAIL_DOMAIN among the recipients."""
+    return _recipient_token(message, rcpt_to, tokens.MAIL_LOCAL_PREFIX)
+
+
+def _recipient_token(message: Message | None, rcpt_to: Sequence[str],
+                     prefix: str) -> str | None:
+    """The token of the first ``<prefix>TOKEN@MAIL_DOMAIN`` among the envelope recipients,
+    then the message's delivery and address headers."""
     domain = str(current_app.config["MAIL_DOMAIN"]).lower()
     candidates = list(rcpt_to)
     for name in ("Delivered-To", "X-Original-To", "Envelope-To", "To", "Cc"):
+        if message is None:
+            break
         try:
             values = message.get_all(name) or []
         except Exception:
@@ -251,8 +381,8 @@ def _token(message: Message, rcpt_to: Sequence[str]) -> str | None:
         candidates += [address for _, address in getaddresses([str(v) for v in values])]
     for address in candidates:
         local, _, host = address.strip().strip("<>").rpartition("@")
-        if host.lower() == domain and local.lower().startswith(tokens.MAIL_LOCAL_PREFIX):
-            return local[len(tokens.MAIL_LOCAL_PREFIX):]
+        if host.lower() == domain and local.lower().startswith(prefix):
+            return local[len(prefix):]
     return None
 
 
@@ -284,12 +414,21 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
     except Problem:
         game = None
     seat = None if game is None else access.find_seat(game, claims.seat_id, claims.legacy_index)
-    if game is None or seat is None or seat.token_version != claims.token_version:
+    if game is None or seat is None:
         raise Refusal("revoked-token", [
-            "This reply address is no longer valid (the game is gone, or the seat's tokens "
-            "were replaced), so nothing was changed.",
-            "Reply to the newest email the game sent you, or ask the host for a new invite.",
-        ])
+            "This reply address is no longer valid (the game or the seat is gone), so nothing "
+            "was changed.",
+        ], answer=False)  # no backscatter to a sender we cannot check
+    if seat.token_version != claims.token_version:
+        own = bool(seat.email) and incoming.sender == (seat.email or "").strip().lower()
+        if own:  # the answer goes to the seat's own address: it may show the table
+            incoming.game_id, incoming.seat = game.id, seat.index
+        raise Refusal("revoked-token", [
+            "The address you replied to was replaced when your seat's tokens were renewed, "
+            "so nothing was changed.",
+            "Reply to THIS email (its address is the new one), or to any later email of the "
+            "game.",
+        ], show=own, answer=own)
     if (current_app.config["INBOUND_REQUIRE_FROM_MATCH"] and seat.email
             and incoming.sender != seat.email.strip().lower()):
         raise Refusal("from-mismatch", [
@@ -311,7 +450,7 @@ def _seat_of(game: GameRow | None, index: int | None) -> SeatRow | None:
 
 def _run(incoming: Incoming, shown: int, game: GameRow,
          seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
-    lines = incoming.lines
+    lines = _from_first_command(game, seat.index, incoming.lines)
     if not lines:
         raise Refusal("no-command", ["We found no command above the quoted text of your "
                                      "reply, so nothing was changed.", "", *HELP], show=True)
@@ -346,7 +485,28 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
         out.append("Ignored (not a move): " + " / ".join(ignored)[:300])
     if game.status == "finished":
         out.append("The game is over.")
+    elif body["game"]["view"]["current"] == seat.index:
+        out.append("It is your turn again: here are the table and your moves.")
     return "applied", out, game, seat
+
+
+def _from_first_command(game: GameRow, seat: int, lines: list[str]) -> list[str]:
+    """The lines from the first that is a command (a greeting above it is passed over)."""
+    state = access.engine_state(game) if game.state is not None else None
+    for index, line in enumerate(lines):
+        word = line.strip().rstrip(".!").strip().lower()
+        if word in KEYWORDS or mailtext.move_number(word) is not None:
+            return lines[index:]
+        if state is None:
+            continue
+        try:
+            state.parse_turn(line, seat)
+        except InvalidActionError:
+            continue
+        except DosError:
+            return lines[index:]
+        return lines[index:]
+    return lines
 
 
 def _notation(game: GameRow, seat: int, lines: list[str]) -> tuple[str, list[str]]:
@@ -440,5 +600,5 @@ def _answer(row: InboundMessageRow, incoming: Incoming, lines: Sequence[str],
                    "mail_reply", f"inbound:{row.id}:reply", payload)
 
 
-__all__ = ["Incoming", "Refusal", "Stored", "body_text", "command_lines", "html_to_text",
-           "parse", "process", "process_pending", "store"]
+__all__ = ["Incoming", "Refusal", "Stored", "body_text", "command_lines", "failed_messages",
+           "html_to_text", "parse", "process", "process_pending", "replay", "store"]

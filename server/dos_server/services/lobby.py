@@ -251,6 +251,7 @@ def rotate_token(game_id: str, bearer: str | None, index: int) -> dict[str, Any]
         require_seat_or_host(viewer, index, "rotate its token")
         seat = seat_of(game, index)
         seat.token_version += 1
+        notify.new_address(game, seat)  # a player by email gets the new reply address
         if viewer.seat == seat.index:
             return {"seat": seat.index, "player_token": seat_token("player", game, seat),
                     "invite": None}

@@ -9,27 +9,61 @@ from __future__ import annotations
 
 import base64
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
 from flask import current_app
+from sqlalchemy import func, select
 
-from dos_engine import Game
+from dos_engine import Game, redact
 from dos_server import tokens
 from dos_server.extensions import db
-from dos_server.models import GameRow, NotificationRow, SeatRow, utcnow
+from dos_server.models import EventRow, GameRow, NotificationRow, SeatRow, utcnow
+from dos_server.services.access import get_game, seat_named_by
 
 EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over", "invited")
 CHANNELS = ("email", "webhook")
 DIGESTED = ("your_turn", "reminder")  # what digest mode gathers into one daily email
+# Not choosable: sent whenever the seat has the channel (the other channel, a new address).
+ALWAYS = ("undeliverable", "new_address")
+SINCE_LIMIT = 40  # "since your last turn" tells at most this many events
+
+# Seats (public ids) that get their new turn inside another email of this moment (the answer
+# to their emailed move, the timed-out email): no separate your-turn email for them.
+_ANSWERED: ContextVar[frozenset[str]] = ContextVar("dos_answered", default=frozenset())
+
+
+@contextmanager
+def one_message_for_seat_of(reply_token: str | None) -> Iterator[None]:
+    """:func:`one_message_for` the seat a reply-address token names (if it names one)."""
+    claims = tokens.read_mail(reply_token) if reply_token else None
+    if claims is None or claims.seat_id is None:
+        yield
+        return
+    with one_message_for(claims.seat_id):
+        yield
+
+
+@contextmanager
+def one_message_for(seat_id: str) -> Iterator[None]:
+    """While this runs, a new turn of ``seat_id`` sends no your-turn email: the caller's own
+    email to the seat (the answer to its move, its timed-out email) carries the new table and
+    list. Webhooks are sent as always."""
+    token = _ANSWERED.set(_ANSWERED.get() | {seat_id})
+    try:
+        yield
+    finally:
+        _ANSWERED.reset(token)
 
 
 def wants(seat: SeatRow, channel: str, event: str) -> bool:
     """Whether ``seat`` receives ``event`` on ``channel`` (bots never do)."""
     if seat.bot:
         return False
-    if event == "undeliverable":  # not a choosable event: the other channel just has to exist
+    if event in ALWAYS:  # not a choosable event: the channel just has to exist
         return bool(seat.webhook_url and seat.webhook_secret and not seat.webhook_disabled
                     if channel == "webhook" else seat.email and not seat.email_unsubscribed)
     if channel == "email":
@@ -79,6 +113,8 @@ def enqueue(
             continue
         if seat.digest and event in DIGESTED:
             continue  # it will be in the seat's daily digest instead
+        if event == "your_turn" and seat.public_id in _ANSWERED.get():
+            continue  # the email the seat is getting now already says it is its turn
         payload = email_payload(game, seat, state, event, data)
         add_row(game.id, [seat.index], "email", seat.email or "", event,
              f"{game.id}:{occurrence}:{event}:email:{seat.index}", payload)
@@ -117,6 +153,7 @@ def add_row(game_id: str | None, seats: list[int], channel: str, target: str, ev
 def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
                   data: dict[str, Any]) -> dict[str, Any]:
     names = [s.name or f"seat {s.index}" for s in game.seats]
+    base = current_app.config["PUBLIC_URL"].rstrip("/")
     payload: dict[str, Any] = {
         "event": event,
         "game_id": game.id,
@@ -128,26 +165,153 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "links": links(game),
         "data": data,
         "unsubscribe": unsubscribe_url(game.id, seat.public_id),
+        "unsubscribe_mailto": tokens.unsubscribe_address(game.id, seat.public_id),
         "view": None,
         "moves": [],
+        "since": [],
         # Play by email (issue #6): replying to this email plays this seat at this version.
         "reply_to": None if event == "invited" else tokens.reply_address(
             game.id, seat.public_id, game.version, seat.token_version),
     }
+    if event == "game_over":
+        payload["record"] = f"{base}/api/games/{game.id}/record"
     if state is not None:
         view = state.view(seat.index)
         payload["view"] = view.to_dict()
-        payload["moves"] = [
-            {"number": n, "action": a.text(), "description": state.describe(a, seat.index)}
-            for n, a in enumerate(view.legal_actions, start=1)
-        ]
+        # A timed-out email lists no moves: each new turn has its own your-turn email.
+        if not state.is_over and game.status == "active" and event != "timed_out":
+            payload["moves"] = [
+                {"number": n, "action": a.text(), "description": state.describe(a, seat.index)}
+                for n, a in enumerate(view.legal_actions, start=1)
+            ]
+        if event == "timed_out":
+            payload["since"] = since_last_turn(game, seat, timed_out=True)
+        elif event in ("your_turn", "reminder", "mail_reply", "new_address") \
+                and state.current == seat.index and not state.is_over:
+            payload["since"] = since_last_turn(game, seat)
     return payload
+
+
+def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> list[str]:
+    """What happened since ``seat``'s last turn ended, in plain words, as the seat may see it.
+
+    ``timed_out``: from the start of the seat's last timed-out turn (what was played for it).
+    """
+    mark = select(func.max(EventRow.seq)).where(
+        EventRow.game_id == game.id, EventRow.seat == seat.index,
+        EventRow.kind == ("timed_out" if timed_out else "turn_ended"))
+    after = db.session.execute(mark).scalar_one_or_none() or 0
+    if timed_out:
+        after -= 1
+    rows = db.session.execute(
+        select(EventRow).where(EventRow.game_id == game.id, EventRow.seq > after)
+        .order_by(EventRow.seq.desc()).limit(SINCE_LIMIT + 1)
+    ).scalars().all()
+    names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
+    lines = []
+    for row in reversed(rows[:SINCE_LIMIT]):
+        shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data,
+                        "secret": row.secret}, seat.index)
+        line = describe_event(shown, names, seat.index)
+        if line:
+            lines.append(line)
+    if len(rows) > SINCE_LIMIT:
+        lines.insert(0, f"(earlier events: dos-client history {game.id})")
+    return lines
+
+
+def describe_event(event: Mapping[str, Any], names: Mapping[int, str], me: int) -> str | None:
+    """One history event in plain words for seat ``me``; None for bookkeeping events."""
+    kind, seat, data = event["kind"], event.get("seat"), event.get("data") or {}
+    you = seat == me
+    who = "you" if you else names.get(seat, "?") if seat is not None else ""
+
+    def cards(count: int) -> str:
+        return f"{count} card{'' if count == 1 else 's'}"
+
+    if kind == "matched":
+        played = " + ".join(data.get("cards", []))
+        bonus = {"single_colour": ", a single colour match",
+                 "double_colour": ", a double colour match"}.get(data.get("bonus", ""), "")
+        return (f"{who} matched {data.get('target')} (Center Row card {data.get('position')}) "
+                f"with {played}{bonus}")
+    if kind == "drew":
+        reason = data.get("reason")
+        count = int(data.get("count", 0))
+        shown = f" ({' '.join(data['cards'])})" if you and data.get("cards") else ""
+        if reason == "deal":
+            return f"{who} {'were' if you else 'was'} dealt {cards(count)}{shown}"
+        why = {"double_colour": " (a double colour match)", "caught": " (caught)"}.get(
+            str(reason), "")
+        return f"{who} drew {cards(count)}{shown}{why}"
+    if kind == "added":
+        return f"{who} added {data.get('card')} to the Center Row"
+    if kind == "placed":
+        return f"{who} placed {data.get('card')} in the Center Row (colour bonus)"
+    if kind == "cr_flipped" and data.get("reason") != "deal":
+        return f"the Center Row got {' '.join(data.get('cards', []))}"
+    if kind == "reshuffled":
+        return "the discard pile was shuffled into a new draw pile"
+    if kind == "dos_called":
+        return f"{who} called DOS"
+    if kind == "caught":
+        by = data.get("by")
+        return f"{'you' if by == me else names.get(int(by or 0), '?')} caught {who} " \
+               "without a DOS call"
+    if kind == "round_started":
+        first = data.get("first")
+        return (f"round {data.get('round')} began; "
+                f"{'you' if first == me else names.get(int(first or 0), '?')} played first")
+    if kind == "round_over":
+        return f"round {data.get('round')} is over: {who} went out"
+    if kind == "timed_out":
+        return f"{who} ran out of time; the {data.get('policy')} bot played the turn"
+    if kind == "resigned":
+        return f"{who} resigned (the random bot plays on)"
+    if kind == "forfeited":
+        return f"{who} forfeited after {data.get('timeouts')} timeouts"
+    if kind == "game_ended":
+        return f"the game ended: {data.get('reason')}"
+    return None
 
 
 def unsubscribe_url(game_id: str, seat_id: str) -> str:
     """The seat's one-click unsubscribe link (``seat_id``: its public_id); never revoked."""
     base = current_app.config["PUBLIC_URL"].rstrip("/")
     return f"{base}/api/unsubscribe/{tokens.issue('unsubscribe', game_id, seat_id, 1)}"
+
+
+def new_address(game: GameRow, seat: SeatRow) -> None:
+    """The seat's tokens were replaced: email it a fresh reply address and the table, so a
+    player who plays by email is not locked out (the caller holds the game's lock)."""
+    if game.status not in ("active", "waiting"):
+        return
+    state = Game.from_dict(game.state) if game.state is not None else None
+    enqueue(game, "new_address", [seat], state,
+            key=f"tv{seat.token_version}-seat{seat.public_id}", channels=("email",))
+
+
+def describe_unsubscribe(token: str) -> dict[str, Any]:
+    """What the unsubscribe link would do (a GET: nothing is changed). 401/404 problems."""
+    claims = tokens.read("unsubscribe", token)
+    game = get_game(claims.game_id)
+    seat = seat_named_by(game, claims)
+    out = {"game_id": game.id, "seat": seat.index, "name": seat.name,
+           "unsubscribed": seat.email_unsubscribed}
+    db.session.rollback()
+    return out
+
+
+def round_result(game: GameRow, state: Game) -> dict[str, Any]:
+    """The latest round's result: who went out, each hand's points, the scores."""
+    row = db.session.execute(
+        select(EventRow).where(EventRow.game_id == game.id, EventRow.kind == "round_over")
+        .order_by(EventRow.seq.desc()).limit(1)
+    ).scalar_one_or_none()
+    data = dict(row.data) if row is not None else {}
+    return {"scores": list(data.get("scores") or state.scores), "round": data.get("round"),
+            "winner": row.seat if row is not None else None, "points": data.get("points"),
+            "scored": data.get("scored")}
 
 
 def after_change(game: GameRow, state: Game, *, new_turn: bool, just_over: bool,
@@ -165,7 +329,7 @@ def after_change(game: GameRow, state: Game, *, new_turn: bool, just_over: bool,
                     key=f"v{game.version}-seat{seat}")
     rounds = [k for k, _ in kinds if k == "round_over"]
     if rounds:
-        enqueue(game, "round_over", people, state, {"scores": list(state.scores)})
+        enqueue(game, "round_over", people, state, round_result(game, state))
     if state.is_over:
         if just_over:
             enqueue(game, "game_over", people, state,
