@@ -29,7 +29,6 @@ import pytest
 from flask import Flask
 from notify_helpers import (
     FakeClock,
-    SmtpSink,
     auth,
     create,
     current,
@@ -40,6 +39,7 @@ from notify_helpers import (
 from dos_server.extensions import db
 from dos_server.models import GameRow
 from dos_server.services import digest, lobby, notify, play
+from testkit import SmtpSink
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "data" / "mail" / "snapshots"
 DORA, BOB = "dora@example.org", "bob@example.org"
@@ -160,6 +160,7 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d(\.\d+)?)?(\+00:00)?( UTC)?", "<time>",
                   text)
     text = re.sub(r"/api/unsubscribe/\S+", "/api/unsubscribe/<token>", text)
+    text = re.sub(r"/games/(\w+)(/join)?\?(token|invite)=\S+", r"/games/\1\2?\3=<token>", text)
     return re.sub(r"dos-client join \S+", "dos-client join <invite>", text)
 
 

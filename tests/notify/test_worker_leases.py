@@ -14,7 +14,6 @@ import pytest
 from flask import Flask
 from notify_helpers import (
     Receiver,
-    SmtpSink,
     attempts,
     create,
     rows,
@@ -23,6 +22,8 @@ from notify_helpers import (
     wait_for,
     worker_process,
 )
+
+from testkit import SmtpSink
 
 SLOW = 0.6  # seconds the relay and the receiver take per message
 LEASE = "1.5"  # seconds: a worker with many rows claimed would outlive it

@@ -301,6 +301,9 @@ def text_body(payload: Mapping[str, Any]) -> str:
         else:
             lines.append("Reply to this email with show, moves, history, resign or help.")
         lines.append("")
+    if payload.get("table"):
+        lines.append(("Join in the browser: " if event == "invited" else "Open your table: ")
+                     + payload["table"])
     if event != "invited" and payload.get("game_id"):
         lines.append(f"See the game: dos-client show {payload['game_id']}")
     if event != "invited":
@@ -410,6 +413,10 @@ def html_body(payload: Mapping[str, Any]) -> str:
             parts.append(_p("Or reply to this email with a move number, a move (like: m1 R5; "
                             "end), or one of: show, moves, history, resign, help."))
     footer = []
+    if payload.get("table"):
+        footer.append(f"<a href=\"{html.escape(payload['table'])}\">"
+                      + ("Join in the browser" if event == "invited" else "Open your table")
+                      + "</a>")
     if event != "invited" and payload.get("game_id"):
         footer.append(f"See the game: <code>dos-client show {html.escape(payload['game_id'])}"
                       "</code>")

@@ -23,6 +23,7 @@ from dos_server import tokens
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, NotificationRow, SeatRow, utcnow
 from dos_server.services.access import get_game, seat_named_by
+from dos_server.web import links as web_links
 
 EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over", "invited")
 CHANNELS = ("email", "webhook")
@@ -84,6 +85,7 @@ def new_webhook_secret() -> str:
 def links(game: GameRow) -> dict[str, str]:
     base = current_app.config["PUBLIC_URL"].rstrip("/")
     return {
+        "page": web_links.game_url(game.id),
         "game": f"{base}/api/games/{game.id}",
         "actions": f"{base}/api/games/{game.id}/actions",
         "events": f"{base}/api/games/{game.id}/events",
@@ -173,6 +175,11 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "reply_to": None if event == "invited" else tokens.reply_address(
             game.id, seat.public_id, game.version, seat.token_version),
     }
+    # The page a person can read: the seat's table (one press signs the browser in), or the
+    # join page of an invite.
+    invite = str(data.get("invite", "")).partition(":")[2]
+    payload["table"] = (web_links.join_url(game.id, invite) if event == "invited" and invite
+                        else web_links.signin_url(game, seat))
     if event == "game_over":
         payload["record"] = f"{base}/api/games/{game.id}/record"
     if state is not None:
