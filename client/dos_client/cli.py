@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -50,6 +51,11 @@ class Settings:
         picked, entry = _pick(store, name)
         return SavedGame(self, store, picked, entry)
 
+    def command(self) -> str:
+        """How this person calls the client, for hints that can be pasted as they are."""
+        return "dos-client" if self.profile == "default" else \
+            f"dos-client --profile {shlex.quote(self.profile)}"
+
     def emit(self, value: Any, human: str | Callable[[], object] | None = None) -> None:
         """The one way a command ends well: ``value`` as JSON with --json, else ``human``
         (lines to echo, or a function that prints them)."""
@@ -87,6 +93,23 @@ class SavedGame:
         if not self.entry.get("host_token"):
             raise ClientError("only the host can start a game early")
         return _api(self.server, self.entry["host_token"])
+
+    def remember(self, **values: Any) -> None:
+        """Keep ``values`` in this game's saved entry (e.g. the version of the list printed)."""
+        self.entry.update(values)
+        self.store.save()
+
+    def draw_table(self, game: dict[str, Any]) -> None:
+        """Print the table and its numbered moves, and remember the version of that list."""
+        from dos_client import render
+
+        render.table(_out(), game, self.name, self.settings.command())
+        self.remember_list(game)
+
+    def remember_list(self, game: dict[str, Any]) -> None:
+        view = game.get("view") or {}
+        if view.get("legal_actions") and self.entry.get("token"):
+            self.remember(listed_version=game["version"])
 
     def seat(self) -> int:
         """The saved seat, or a ClientError for a game held only as its host."""
@@ -331,10 +354,11 @@ def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
 @pass_settings
 def show(settings: Settings, game: str | None) -> None:
     """The table as you see it: your hand, the Center Row, scores, whose turn."""
-    from dos_client import render
-    from dos_client.api import DosApi
-
-    _look(settings, game, DosApi.game, render.table)
+    saved = settings.saved_game(game)
+    body = saved.api.game(saved.game_id)
+    if settings.as_json:
+        saved.remember_list(body)
+    settings.emit(body, lambda: saved.draw_table(body))
 
 
 @cli.command()
@@ -343,65 +367,76 @@ def show(settings: Settings, game: str | None) -> None:
 def moves(settings: Settings, game: str | None) -> None:
     """Your legal actions, numbered: play one with `dos-client move N`."""
     from dos_client import render
-    from dos_client.api import DosApi
 
-    _look(settings, game, DosApi.actions, lambda console, listing, _: render.moves(console, listing))
-
-
-def _look(settings: Settings, game: str | None, fetch: Callable[[DosApi, str], dict[str, Any]],
-          draw: Callable[[Console, dict[str, Any], str], None]) -> None:
-    """Read-only commands: fetch one body for the saved game, print it as JSON or drawn."""
     saved = settings.saved_game(game)
-    body = fetch(saved.api, saved.game_id)
-    settings.emit(body, lambda: draw(_out(), body, saved.name))
+    listing = saved.api.actions(saved.game_id)
+    if listing["actions"]:
+        saved.remember(listed_version=listing["version"])
+    why_not = "" if listing["your_turn"] else _whose_turn(saved)
+    settings.emit(listing, lambda: render.moves(_out(), listing, settings.command(), why_not))
+
+
+def _whose_turn(saved: SavedGame) -> str:
+    """Why a seat cannot move now, in words: whose turn it is, or that the game is over."""
+    game = saved.api.game(saved.game_id)
+    view = game.get("view")
+    names = [s.get("name") or f"seat {s['seat']}" for s in game["seats"]]
+    if game["status"] == "finished" and view and view.get("winner") is not None:
+        return f"the game is over, {names[view['winner']]} won"
+    if game["status"] != "active" or not view:
+        return f"the game is {game['status']}"
+    return (f"it is {names[view['current']]}'s turn; `{saved.settings.command()} wait` tells "
+            "you when it is yours")
+
+
+GAME_ID = re.compile(r"[a-z0-9]{10}")
 
 
 def _split_game(store: Store, words: Sequence[str]) -> tuple[str | None, str]:
-    if len(words) >= 2 and words[0] in store.games:
-        return words[0], " ".join(words[1:])
+    """``[GAME] MOVE...``: the first word names a game if it is a saved name or a game id."""
+    if len(words) >= 2:
+        first = words[0]
+        if first in store.games or any(e["game_id"] == first for e in store.games.values()):
+            return first, " ".join(words[1:])
+        if GAME_ID.fullmatch(first) and len(words) == 2 and words[1].isdigit():
+            return first, words[1]  # a game id this profile has not saved: _pick says so
     return None, " ".join(words)
 
 
-def _choose(listing: dict[str, Any], text: str) -> list[str]:
-    """Turn the user's input into action texts, checking what can be checked before sending."""
-    listed = [entry["action"] for entry in listing["actions"]]
-    stripped = text.strip()
-    if not listed:
-        raise ClientError("you have no legal action now: it is not your turn "
-                          "(`dos-client wait` tells you when it is)", EXIT_REFUSED)
-    if stripped.isdigit():
-        number = int(stripped)
-        if not 1 <= number <= len(listed):
-            raise ClientError(f"there are {len(listed)} legal actions; choose 1 to "
-                              f"{len(listed)} (see `dos-client moves`)", EXIT_REFUSED)
-        return [listed[number - 1]]
-    if not listing.get("your_turn") and not any(a.startswith("catch") for a in listed):
-        raise ClientError("it is not your turn; `dos-client wait` tells you when it is",
-                          EXIT_REFUSED)
+def _did_you_mean(text: str, listed: Sequence[str]) -> str:
+    """" Did you mean: ...?" for canonical notation close to legal actions, else ""."""
     from dos_engine import DosError, parse_turn
 
     try:
-        first = parse_turn(stripped)[0].text()
+        first = parse_turn(text)[0].text()
     except DosError:
-        return [stripped]  # shorthand: the server resolves it against the full position
-    if first not in listed:
-        import difflib
+        return ""
+    import difflib
 
-        close = difflib.get_close_matches(first, listed, n=3, cutoff=0.5)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise ClientError(f"{first!r} is not a legal action now.{hint} "
-                          "See `dos-client moves`.", EXIT_REFUSED)
-    return [stripped]
+    close = difflib.get_close_matches(first, listed, n=3, cutoff=0.5)
+    return f" Did you mean: {', '.join(close)}?" if close else ""
 
 
 @cli.command()
 @click.argument("words", nargs=-1, required=True, metavar="[GAME] MOVE")
+@click.option("--at", "at_version", type=click.IntRange(min=1), metavar="VERSION",
+              help="The game version of the list the number comes from (emails print it).")
 @pass_settings
-def move(settings: Settings, words: Sequence[str]) -> None:
-    """Play a numbered move (`move 3`) or notation (`move "m1 R5; m2 B3+Y4; end"`)."""
+def move(settings: Settings, words: Sequence[str], at_version: int | None) -> None:
+    """Play a numbered move (`move 3`) or notation (`move "m1 R5; m2 B3+Y4; end"`).
+
+    \b
+    A number plays the move of the list you last saw (`moves`, `show`, `wait`
+    or an email's `move GAME N --at VERSION`); if the game moved on since,
+    nothing is played and the new list is printed (exit 4).
+    """
     store = settings.store()
     game, text = _split_game(store, words)
-    _play(settings.saved_game(game, store), text)
+    saved = settings.saved_game(game, store)
+    if text.strip().isdigit():
+        _play_number(saved, int(text), at_version)
+    else:
+        _play(saved, text, at_version)
 
 
 @cli.command()
@@ -412,29 +447,76 @@ def draw(settings: Settings, game: str | None) -> None:
     _play(settings.saved_game(game), "draw")
 
 
-def _play(saved: SavedGame, text: str) -> None:
-    from dos_client import render
-
+def _require_token(saved: SavedGame) -> None:
     if saved.entry.get("token") is None:
         raise ClientError("you hold no seat in this game (only the host token); join a seat "
                           "with its invite first")
+
+
+def _play_number(saved: SavedGame, number: int, at_version: int | None) -> None:
+    _require_token(saved)
+    version = at_version if at_version is not None else saved.entry.get("listed_version")
+    if version is None:
+        command = saved.settings.command()
+        raise ClientError(f"which list is move {number} from? You have not seen one for "
+                          f"{saved.name} yet: `{command} moves` prints it, then "
+                          f"`{command} move N` plays its number N", EXIT_REFUSED)
+    _submit(saved, int(version), number=number)
+
+
+def _play(saved: SavedGame, text: str, at_version: int | None = None) -> None:
+    _require_token(saved)
     listing = saved.api.actions(saved.game_id)
-    chosen = _choose(listing, text)
+    version = at_version if at_version is not None else listing["version"]
     try:
-        result = saved.api.submit(saved.game_id, listing["version"], chosen)
+        _submit(saved, version, actions=[text.strip()])
     except DosApiError as error:
-        if error.kind != "stale-version":
-            raise
+        if error.kind == "illegal-action":
+            error.message += _did_you_mean(text, [a["action"] for a in listing["actions"]])
+        raise
+
+
+def _submit(saved: SavedGame, version: int, actions: list[str] | None = None,
+            number: int | None = None) -> None:
+    """POST the move; print what happened, or why nothing was played."""
+    try:
+        result = saved.api.submit(saved.game_id, version, actions=actions, number=number)
+    except DosApiError as error:
+        raise _explained(saved, error, version) from None
+    if saved.settings.as_json:
+        saved.remember_list(result["game"])
+    saved.settings.emit(result, lambda: _played(saved, result))
+
+
+def _explained(saved: SavedGame, error: DosApiError, version: int) -> ClientError:
+    """The server's refusal, with what the person can do next."""
+    command = saved.settings.command()
+    if error.kind == "stale-version":
         fresh = saved.api.game(saved.game_id)
         if not saved.settings.as_json:
-            click.echo("Someone moved first, so nothing was played. The table now:", err=True)
-            render.table(_out(), fresh, saved.name)
-        raise ClientError("the game changed before your move arrived; look again and choose",
-                          EXIT_STALE) from None
-    saved.settings.emit(result, lambda: _played(result, saved.name))
+            click.echo(f"The game moved on (version {version} → {fresh['version']}), so nothing "
+                       "was played. The table now:", err=True)
+            saved.draw_table(fresh)
+        error.message = (f"the game changed since the list you chose from (version {version}, "
+                         f"now {fresh['version']}); nothing was played: look again and choose")
+        error.exit_code = EXIT_STALE
+    if error.kind == "game-not-active":
+        fresh = saved.api.game(saved.game_id)
+        view = fresh.get("view") or {}
+        if fresh["status"] == "finished":
+            names = [s.get("name") or f"seat {s['seat']}" for s in fresh["seats"]]
+            won = f": {names[view['winner']]} won" if view.get("winner") is not None else ""
+            error.message = (f"the game {saved.name} is over{won}; nothing was played. "
+                             f"`{command} history {saved.name}` tells how it went.")
+        else:
+            error.message = f"the game {saved.name} is {fresh['status']}; nothing was played."
+        error.exit_code = EXIT_REFUSED
+    elif error.kind == "not-your-turn":
+        error.message += f". `{command} wait` tells you when it is your turn."
+    return error
 
 
-def _played(result: dict[str, Any], name: str) -> None:
+def _played(saved: SavedGame, result: dict[str, Any]) -> None:
     from dos_client import render
 
     console = _out()
@@ -443,7 +525,7 @@ def _played(result: dict[str, Any], name: str) -> None:
         line = render.event_line(event, names)
         if line:
             console.print(line)
-    render.table(console, result["game"], name)
+    saved.draw_table(result["game"])
 
 
 @cli.command()
@@ -489,24 +571,38 @@ def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: fl
     saved_games = [settings.saved_game(n, store) for n in names]
     deadline = time.monotonic() + timeout
     delay = interval
-    console = _err()
-    with console.status("Waiting for your turn...", spinner="dots"):
-        while True:
-            for saved in saved_games:
-                body = saved.api.game(saved.game_id)
-                view = body.get("view") or {}
-                if body["status"] == "active" and view.get("current") == saved.entry.get("seat"):
-                    settings.emit({"game": saved.name, "id": saved.game_id},
-                                  f"Your turn in {saved.name}.")
-                    return
-                if body["status"] == "finished" and len(saved_games) == 1:
-                    settings.emit({"game": saved.name, "id": saved.game_id, "finished": True},
-                                  f"{saved.name} is over.")
-                    return
+    with _err().status("Waiting for your turn...", spinner="dots"):
+        while (found := _first_ready(saved_games)) is None:
             if time.monotonic() + delay > deadline:
                 raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
             time.sleep(delay)
             delay = min(delay * 1.5, 60.0)
+    saved, body = found
+    if body["status"] == "finished":
+        settings.emit({"game": saved.name, "id": saved.game_id, "finished": True},
+                      f"{saved.name} is over.")
+        return
+
+    def human() -> None:
+        click.echo(f"Your turn in {saved.name}.")
+        saved.draw_table(body)
+
+    if settings.as_json:
+        saved.remember_list(body)
+    settings.emit({"game": saved.name, "id": saved.game_id, "version": body["version"],
+                   "legal_actions": body["view"]["legal_actions"]}, human)
+
+
+def _first_ready(saved_games: Sequence[SavedGame]) -> tuple[SavedGame, dict[str, Any]] | None:
+    """The first game where it is the player's turn (or the only game, once it is over)."""
+    for saved in saved_games:
+        body = saved.api.game(saved.game_id)
+        view = body.get("view") or {}
+        if body["status"] == "active" and view.get("current") == saved.entry.get("seat"):
+            return saved, body
+        if body["status"] == "finished" and len(saved_games) == 1:
+            return saved, body
+    return None
 
 
 @cli.command()

@@ -58,6 +58,7 @@ def _exit_code(status: int, kind: str) -> int:
         return EXIT_STALE
     if status in (401, 403):
         return EXIT_AUTH
-    if status in (409, 422) or kind in ("illegal-action", "ambiguous-action", "not-your-turn"):
+    if status in (409, 422) or kind in ("illegal-action", "ambiguous-action", "not-your-turn",
+                                        "invalid-action"):
         return EXIT_REFUSED
     return EXIT_ERROR

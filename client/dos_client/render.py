@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,8 +32,12 @@ def names_of(game: dict[str, Any]) -> list[str]:
     return [seat.get("name") or f"seat {seat['seat']}" for seat in game["seats"]]
 
 
-def table(console: Console, game: dict[str, Any], label: str) -> None:
-    """The table as the token's seat sees it."""
+def table(console: Console, game: dict[str, Any], label: str, command: str = "dos-client") -> None:
+    """The table as the token's seat sees it, then the seat's numbered moves (if any).
+
+    ``command`` is how the person calls the client (``dos-client --profile bob``): hints are
+    printed as whole commands that can be pasted.
+    """
     names = names_of(game)
     view = game.get("view")
     header = Text(f"{label} ({game['id']}) · {game['status']} · version {game['version']}",
@@ -76,13 +81,33 @@ def table(console: Console, game: dict[str, Any], label: str) -> None:
         for i, n in enumerate(view["hand_sizes"]) if i != you
     )
     console.print(f"Others: {others} · draw pile {view['draw_pile_size']}")
-    if view.get("placements_left"):
-        console.print(f"You may place {view['placements_left']} bonus card(s), then `end`.")
+    if view.get("placements_left") and current == you and view.get("hand"):
+        example = shlex.quote(f"place {view['hand'][0]}")
+        console.print(f"You may place {view['placements_left']} bonus card(s) into the Center "
+                      f"Row: `{command} move {example}` (the turn ends by itself after the "
+                      f"last one), or `{command} move end` to place no more.")
+    numbered(console, view.get("legal_actions") or [], command)
 
 
-def moves(console: Console, listing: dict[str, Any]) -> None:
+def numbered(console: Console, actions: Sequence[str], command: str = "dos-client") -> None:
+    """The legal actions in a few columns, numbered as `moves` numbers them."""
+    if not actions:
+        return
+    console.print(f"Your moves (play one with `{command} move N`; `{command} moves` explains "
+                  "them):")
+    cells = [f"{n:>3} {action}" for n, action in enumerate(actions, start=1)]
+    width = max(len(cell) for cell in cells) + 2
+    per_line = max(1, 96 // width)
+    for start in range(0, len(cells), per_line):
+        chunk = cells[start:start + per_line]
+        console.print("".join(c.ljust(width) for c in chunk[:-1]) + chunk[-1])
+
+
+def moves(console: Console, listing: dict[str, Any], command: str = "dos-client",
+          why_not: str = "") -> None:
+    """The numbered legal actions with what each does; ``why_not`` says why there are none."""
     if not listing["actions"]:
-        console.print("No legal actions for you right now.")
+        console.print(f"No legal actions for you right now{': ' if why_not else '.'}{why_not}")
         return
     grid = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     grid.add_column("#", justify="right")
@@ -92,7 +117,9 @@ def moves(console: Console, listing: dict[str, Any]) -> None:
         grid.add_row(str(entry["number"]), entry["action"], entry["description"])
     console.print(grid)
     if not listing.get("your_turn"):
-        console.print("(It is not your turn.)")
+        console.print(f"(It is not your turn{': ' + why_not if why_not else '.'})")
+    else:
+        console.print(f"Play one with `{command} move N`.")
 
 
 def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import flask_migrate
 import pytest
+from cli_helpers import Table
 from werkzeug.serving import make_server
 
 from dos_server import create_app
@@ -51,3 +52,9 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     return path
+
+
+@pytest.fixture
+def table(server_url: str, config_file: Path) -> Table:
+    """A started two-seat game: Ann (profile ``default``, the host) and Bob (profile ``bob``)."""
+    return Table(server_url, config_file)
