@@ -19,9 +19,11 @@ import click
 
 from dos_client.config import DEFAULT_SERVER, Store
 from dos_client.errors import (
+    EXIT_AUTH,
     EXIT_REFUSED,
     EXIT_STALE,
     EXIT_TIMEOUT,
+    EXIT_USAGE,
     ClientError,
     DosApiError,
 )
@@ -82,7 +84,18 @@ class SavedGame:
 
     @property
     def server(self) -> str:
-        return str(self.entry.get("server") or self.settings.server_url(self.store))
+        """The saved game's server; an explicit --server/DOS_SERVER naming another is an error
+        (the saved token belongs to the saved server and is never sent anywhere else)."""
+        saved = self.entry.get("server")
+        if not saved:
+            return self.settings.server_url(self.store)
+        saved = str(saved).rstrip("/")
+        given = (self.settings.server or "").rstrip("/")
+        if given and given != saved:
+            raise ClientError(f"{self.name} is saved on {saved}, but --server or DOS_SERVER "
+                              f"says {given}; its token belongs to {saved}. Drop --server "
+                              "(or unset DOS_SERVER) to use this game.", EXIT_USAGE)
+        return saved
 
     @cached_property
     def api(self) -> DosApi:
@@ -91,7 +104,7 @@ class SavedGame:
 
     def host_api(self) -> DosApi:
         if not self.entry.get("host_token"):
-            raise ClientError("only the host can start a game early")
+            raise ClientError("only the host can start a game early", EXIT_AUTH)
         return _api(self.server, self.entry["host_token"])
 
     def remember(self, **values: Any) -> None:
@@ -172,14 +185,51 @@ def cli(ctx: click.Context, server: str | None, profile: str, as_json: bool, deb
     """Play DOS games on a DOS-by-mail server from your terminal.
 
     \b
-    Exit codes: 0 ok, 1 error, 2 usage, 3 refused (not your turn, illegal or
-    ambiguous move), 4 stale (someone moved first), 5 not authorized,
-    6 server unreachable, 7 `wait` timed out.
+    Global options go before or after the command (`dos-client show --json`).
+
+    \b
+    Exit codes: 0 ok, 1 error, 2 usage (wrong command, option or value),
+    3 refused (not your turn, game over, illegal, ambiguous or unreadable
+    move), 4 stale (the game moved on since your list: nothing was played),
+    5 not authorized, 6 server unreachable, 7 `wait` timed out.
     """
     ctx.obj = Settings(server, profile, as_json, debug)
 
 
 pass_settings = click.make_pass_decorator(Settings)
+
+
+def _late(field: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A global option given after the command (`dos-client show --json`) sets ``field``."""
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        settings = ctx.find_object(Settings)
+        if settings is not None and value not in (None, False):
+            setattr(settings, field, value.rstrip("/") if field == "server" else value)
+        return value
+    return callback
+
+
+def _global_options() -> list[click.Option]:
+    common: dict[str, Any] = {"expose_value": False, "allow_from_autoenv": False}
+    return [
+        click.Option(["--server"], metavar="URL", callback=_late("server"),
+                     help="DOS server (also before the command).", **common),
+        click.Option(["--profile"], callback=_late("profile"),
+                     help="Saved identity to use (also before the command).", **common),
+        click.Option(["--json", "as_json"], is_flag=True, callback=_late("as_json"),
+                     help="Print machine-readable JSON.", **common),
+        click.Option(["--debug"], is_flag=True, callback=_late("debug"),
+                     help="Show tracebacks.", **common),
+    ]
+
+
+def _accept_global_options(group: click.Group) -> None:
+    """Every command takes --server, --profile, --json and --debug after its name too."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            _accept_global_options(command)
+        else:
+            command.params.extend(_global_options())
 
 
 # -- saved games ----------------------------------------------------------------------------
@@ -315,11 +365,13 @@ def games(settings: Settings) -> None:
     """Every saved game: whose turn, deadline, scores; * marks games waiting on you."""
     store = settings.store()
     rows: list[dict[str, Any]] = []
+    failed: list[ClientError] = []
     for name, entry in store.games.items():
         try:
             game = SavedGame(settings, store, name, entry).api.game(entry["game_id"])
         except ClientError as error:
             rows.append({"game": name, "error": error.message})
+            failed.append(error)
             continue
         view = game.get("view") or {}
         seats = [s.get("name") or "?" for s in game["seats"]]
@@ -332,6 +384,9 @@ def games(settings: Settings) -> None:
             "scores": dict(zip(seats, view.get("scores", []), strict=False)),
         })
     settings.emit(rows, lambda: _games_table(rows, store.section.get("current")))
+    if failed:  # every game was listed; the exit code says that some could not be read
+        click.echo(f"Error: {failed[0].message}", err=True)
+        click.get_current_context().exit(failed[0].exit_code)
 
 
 def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
@@ -626,13 +681,20 @@ def start(settings: Settings, game: str | None) -> None:
     settings.emit({"game": saved.name, "started": True}, f"{saved.name} started.")
 
 
+def _email(value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value):
+        raise click.BadParameter(f"{value!r} is not an email address (like you@example.org)")
+    return value
+
+
 NOTIFY_EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over",
                  "invited")
 
 
 @cli.command()
 @click.argument("game", required=False)
-@click.option("--email", metavar="ADDRESS", help="Send emails here.")
+@click.option("--email", metavar="ADDRESS", callback=lambda _c, _p, v: _email(v),
+              help="Send emails here.")
 @click.option("--no-email", is_flag=True, help="Stop emails.")
 @click.option("--webhook", metavar="URL", help="POST signed webhooks here.")
 @click.option("--no-webhook", is_flag=True, help="Stop webhooks.")
@@ -661,8 +723,9 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
         for item in events:
             channel, _, event = item.partition(":")
             if channel not in chosen or event not in NOTIFY_EVENTS:
-                raise click.BadParameter(f"{item!r}: use email:EVENT or webhook:EVENT",
-                                         param_hint="--event")
+                raise click.BadParameter(
+                    f"{item!r}: use CHANNEL:EVENT, CHANNEL being email or webhook and EVENT "
+                    f"one of {', '.join(NOTIFY_EVENTS)}", param_hint="--event")
             chosen[channel].append(event)
         changes["events"] = chosen
     if digest is not None:
@@ -709,6 +772,9 @@ def token_rotate(settings: Settings, game: str | None, show: bool) -> None:
     settings.emit({"game": saved.name, "rotated": True, **new_token},
                   "\n".join([f"New token saved for {saved.name}; the old one no longer works.",
                              *new_token.values()]))
+
+
+_accept_global_options(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -7,7 +7,7 @@ from typing import Any
 # Exit codes (also in the README):
 EXIT_OK = 0
 EXIT_ERROR = 1  # anything else
-EXIT_USAGE = 2  # click's usage errors
+EXIT_USAGE = 2  # a command, option or value that is wrong (click's usage errors, invalid input)
 EXIT_REFUSED = 3  # not your turn, illegal or ambiguous move
 EXIT_STALE = 4  # someone moved first: the game changed under you
 EXIT_AUTH = 5  # bad, expired or revoked token; not your seat
@@ -56,6 +56,8 @@ class DosApiError(ClientError):
 def _exit_code(status: int, kind: str) -> int:
     if kind == "stale-version":
         return EXIT_STALE
+    if kind == "invalid-input":  # a value the server cannot accept (an email address, a URL)
+        return EXIT_USAGE
     if status in (401, 403):
         return EXIT_AUTH
     if status in (409, 422) or kind in ("illegal-action", "ambiguous-action", "not-your-turn",

@@ -137,7 +137,7 @@ def test_open_seats_join_with_code_and_start(config_file: Path, server_url: str)
     assert not_started.exit_code == 3  # 409 game-not-started
     assert "not started" in not_started.stderr.lower()
     no_host = run("--profile", "bob", "start")
-    assert no_host.exit_code == 1
+    assert no_host.exit_code == 5
     assert "only the host" in no_host.stderr
     assert as_json("start") == {"game": "host", "started": True}
     assert as_json("show")["status"] == "active"
@@ -425,8 +425,9 @@ def test_token_rotate_revokes_other_copies(table: Table, config_file: Path,
     assert revoked.exit_code == 5
     assert revoked.stderr.startswith("Error: ")
     assert "Traceback" not in revoked.output
-    assert run("--profile", "bob", "--json", "games").exit_code == 0  # games reports per game
-    assert "error" in as_json("--profile", "bob", "games")[0]
+    listed = run("--profile", "bob", "--json", "games")  # games reports per game, and exits 5
+    assert listed.exit_code == 5
+    assert "error" in json.loads(listed.stdout)[0]
     assert run("--profile", "default", "show").exit_code == 0  # Ann's token is untouched
 
 
@@ -556,6 +557,7 @@ def test_notify_sets_channels_and_events(table: Table, config_file: Path) -> Non
     assert off["events"]["email"][0] == "your_turn"
     bad = run("--profile", "bob", "notify", "--event", "sms:your_turn")
     assert bad.exit_code == 2
+    assert "your_turn, reminder, timed_out, caught, round_over, game_over, invited" in bad.output
     nothing = run("--profile", "bob", "notify")
     assert nothing.exit_code == 2
 
