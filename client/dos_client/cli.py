@@ -132,9 +132,10 @@ class SavedGame:
 
 
 def _out() -> Console:
+    """stdout: lines are never wrapped (or padded) by rich; a terminal wraps what is long."""
     from rich.console import Console
 
-    return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def _err() -> Console:
@@ -327,7 +328,7 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
         lines.append(f"Open seats: dos-client join {created['id']} --code "
                      f"{created['invite_code']} --name YOUR_NAME")
     if me:
-        lines.append(f"You play as {me}. Next: dos-client show")
+        lines.append(f"You play as {me}. Next: {settings.command()} show")
     settings.emit({"game": name, "id": created["id"], "invites": invites,
                    "invite_code": created["invite_code"] if open_seats else None},
                   "\n".join(lines))
@@ -356,7 +357,7 @@ def join(settings: Settings, invite: str, code: str | None, name: str | None,
     store.save()
     settings.emit({"game": saved, "seat": joined["seat"], "name": joined["name"]},
                   f"You are {joined['name']} (seat {joined['seat']}) in game {game_id}, saved "
-                  f"as {saved!r}.")
+                  f"as {saved!r}. Next: {settings.command()} show")
 
 
 @cli.command()

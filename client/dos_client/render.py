@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 _STYLES = {"R": "bold red", "G": "bold green", "B": "bold blue", "Y": "bold yellow",
@@ -109,13 +108,14 @@ def moves(console: Console, listing: dict[str, Any], command: str = "dos-client"
     if not listing["actions"]:
         console.print(f"No legal actions for you right now{': ' if why_not else '.'}{why_not}")
         return
-    grid = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    grid.add_column("#", justify="right")
-    grid.add_column("notation")
-    grid.add_column("what it does")
-    for entry in listing["actions"]:
-        grid.add_row(str(entry["number"]), entry["action"], entry["description"])
-    console.print(grid)
+    rows = [("#", "notation", "what it does")] + [
+        (str(entry["number"]), entry["action"], entry["description"])
+        for entry in listing["actions"]]
+    number_width = max(len(row[0]) for row in rows)
+    action_width = max(len(row[1]) for row in rows)
+    for index, (number, action, description) in enumerate(rows):
+        line = f"{number.rjust(number_width)}  {action.ljust(action_width)}  {description}"
+        console.print(Text(line, style="bold" if index == 0 else ""))
     if not listing.get("your_turn"):
         console.print(f"(It is not your turn{': ' + why_not if why_not else '.'})")
     else:
