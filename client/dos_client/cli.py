@@ -313,10 +313,11 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
         "turn_time_limit": _duration(turn_limit),
     })
     name = store.unique_name(label or created["id"])
-    store.games[name] = {"game_id": created["id"], "server": url, "seat": None, "token": None,
-                         "host_token": created["host_token"]}
-    store.section["current"] = name
     invites = {i["name"]: f"{created['id']}:{i['invite']}" for i in created["invites"]}
+    store.games[name] = {"game_id": created["id"], "server": url, "seat": None, "token": None,
+                         "host_token": created["host_token"], "invites": dict(invites),
+                         "invite_code": created["invite_code"]}
+    store.section["current"] = name
     if me:
         joined = _api(url).join(created["id"], invite=invites.pop(me).split(":", 1)[1])
         store.games[name].update(seat=joined["seat"], token=joined["player_token"])
@@ -349,7 +350,16 @@ def join(settings: Settings, invite: str, code: str | None, name: str | None,
     if not token and not code:
         raise click.UsageError("give the whole invite (GAME:TOKEN), or a game id with --code "
                                "and --name")
-    joined = _api(url).join(game_id, invite=token or None, code=code, name=name)
+    try:
+        joined = _api(url).join(game_id, invite=token or None, code=code, name=name)
+    except DosApiError as error:
+        if not token or error.status != 401:
+            raise
+        try:  # not an invite: perhaps a player token (`token rotate --show`, another device)
+            _adopt_token(settings, store, url, game_id, token, label)
+        except ClientError:
+            raise error from None
+        return
     saved = store.unique_name(label or game_id)
     store.games[saved] = {"game_id": game_id, "server": url, "seat": joined["seat"],
                           "token": joined["player_token"], "host_token": None}
@@ -731,32 +741,163 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
         changes["events"] = chosen
     if digest is not None:
         changes["digest"] = digest
-    if not changes:
-        raise click.UsageError("say what to change: --email, --webhook, --event, --digest, ...")
-    result = saved.api.set_notifications(saved.game_id, seat, changes)
+    result = saved.api.set_notifications(saved.game_id, seat, changes)  # {}: only reads
+    events_on = "; ".join(f"{channel}: {', '.join(names) or 'none'}"
+                          for channel, names in (result.get("events") or {}).items())
     lines = [f"Notifications for {saved.name}: email {result['email'] or 'off'}, "
-             f"webhook {result['webhook_url'] or 'off'}."]
+             f"webhook {result['webhook_url'] or 'off'}, daily digest "
+             f"{'on' if result.get('digest') else 'off'}.", f"Events: {events_on}."]
+    if not changes:
+        lines.append(f"Change them with `{settings.command()} notify --email ADDRESS`, "
+                     "--webhook URL, --event CHANNEL:EVENT, --digest (see --help).")
     if result.get("webhook_secret"):
         lines.append(f"Webhook secret (shown once, verify signatures with it): "
                      f"{result['webhook_secret']}")
     settings.emit(result, "\n".join(lines))
 
 
+def _days(text: str) -> int:
+    if text.lower() == "end":
+        return 0
+    if not text.isdigit() or not 0 <= int(text) <= 60:
+        raise click.BadParameter(f"{text!r}: give 1 to 60 days, or `end` (or 0) to come back")
+    return int(text)
+
+
 @cli.command()
-@click.argument("days", type=click.IntRange(1, 60))
+@click.argument("days", metavar="DAYS|end")
 @click.argument("game", required=False)
 @pass_settings
-def vacation(settings: Settings, days: int, game: str | None) -> None:
-    """Pause your clock in a game for DAYS days (the game's yearly allowance)."""
+def vacation(settings: Settings, days: str, game: str | None) -> None:
+    """Pause your clock in a game for DAYS days (the game's yearly allowance); `vacation end`
+    (or 0) ends it early, giving back the whole days not taken."""
+    count = _days(days)
     saved = settings.saved_game(game)
-    result = saved.api.vacation(saved.game_id, days)
+    result = saved.api.vacation(saved.game_id, count)
+    if count == 0:
+        settings.emit(result, f"Back from vacation in {saved.name}: your clock runs again; "
+                              f"{result['days_left']} day(s) left this year.")
+        return
     settings.emit(result, f"On vacation in {saved.name} until {result['vacation_until']}; "
                           f"{result['days_left']} day(s) left this year.")
+
+
+@cli.command()
+@click.argument("game", required=False)
+@pass_settings
+def invite(settings: Settings, game: str | None) -> None:
+    """Host: the invites of the seats not yet claimed, and the open seats' invite code."""
+    saved = settings.saved_game(game)
+    host = saved.host_api()
+    if "invites" not in saved.entry:
+        raise ClientError(f"the invites of {saved.name} were not saved (it was created by an "
+                          "older dos-client); `dos-client token rotate` on the host's "
+                          "machine issues new tokens per seat")
+    body = host.game(saved.game_id)
+    claimed = {s["name"] for s in body["seats"] if s.get("claimed")}
+    pending = {name: line for name, line in saved.entry["invites"].items() if name not in claimed}
+    open_seats = [s for s in body["seats"] if s.get("open")]
+    code = saved.entry.get("invite_code") if open_seats else None
+    lines = [f"Invite for {name}: dos-client join {line}" for name, line in pending.items()]
+    if code:
+        lines.append(f"Open seats ({len(open_seats)}): dos-client join {saved.game_id} --code "
+                     f"{code} --name YOUR_NAME")
+    if not lines:
+        lines.append(f"Every seat of {saved.name} is claimed.")
+    settings.emit({"game": saved.name, "id": saved.game_id, "invites": pending,
+                   "invite_code": code, "open_seats": len(open_seats)}, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("game_id", metavar="GAME")
+@click.option("--timeout", type=click.FloatRange(min=0), default=24 * 3600.0,
+              show_default=True, help="Stop after this many seconds (exit 7).")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              help="Polling interval (it backs off up to 60 s).")
+@pass_settings
+def watch(settings: Settings, game_id: str, timeout: float, interval: float) -> None:
+    """Spectate GAME (a game id; no seat needed): the table, then each change as it
+    happens, until the game is over."""
+    from dos_client import render
+
+    store = settings.store()
+    api = _api(settings.server_url(store))
+    body = api.game(game_id)
+    after = 0
+    while True:
+        page = api.history(game_id, after=after, limit=500)
+        events = page["events"]
+        after = page["next_after"]
+        if not page["more"]:
+            break
+    if settings.as_json:
+        _emit_json(body)
+    else:
+        render.table(_out(), body, game_id, settings.command())
+    deadline = time.monotonic() + timeout
+    delay = interval
+    while body["status"] not in ("finished", "cancelled"):
+        if time.monotonic() + delay > deadline:
+            raise ClientError(f"stopped watching after {timeout:g} s", EXIT_TIMEOUT)
+        time.sleep(delay)
+        page = api.history(game_id, after=after, limit=500)
+        events = page["events"]
+        if not events:
+            delay = min(delay * 1.5, 60.0)
+            continue
+        delay = interval
+        after = page["next_after"]
+        body = api.game(game_id)
+        if settings.as_json:
+            _emit_json({"events": events, "game": body})
+            continue
+        console = _out()
+        names = render.names_of(body)
+        for event in events:
+            if line := render.event_line(event, names):
+                console.print(line)
+        render.table(console, body, game_id, settings.command())
 
 
 @cli.group()
 def token() -> None:
     """Manage your token for a game."""
+
+
+@token.command("set")
+@click.argument("game_id", metavar="GAME")
+@click.argument("player_token", metavar="TOKEN")
+@click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
+@pass_settings
+def token_set(settings: Settings, game_id: str, player_token: str, label: str | None) -> None:
+    """Use TOKEN, a player token of GAME (from `token rotate --show` or another device)."""
+    store = settings.store()
+    known = [e for e in store.games.values() if e["game_id"] == game_id]
+    url = str(known[0].get("server") or "") if known else ""
+    _adopt_token(settings, store, url or settings.server_url(store), game_id, player_token,
+                 label)
+
+
+def _adopt_token(settings: Settings, store: Store, url: str, game_id: str, token: str,
+                 label: str | None) -> None:
+    """Check that ``token`` is a player token of the game, then save it (replacing the seat's
+    old one if this profile has the game)."""
+    body = _api(url, token).game(game_id)
+    if body.get("you") is None:
+        raise ClientError(f"that is not a player token of game {game_id} (a host token or an "
+                          "invite? join with an invite: dos-client join GAME:INVITE)", EXIT_AUTH)
+    name = next((n for n, e in store.games.items() if e["game_id"] == game_id), None)
+    if name is None:
+        name = store.unique_name(label or game_id)
+        store.games[name] = {"game_id": game_id, "server": url, "host_token": None}
+    store.games[name].update(seat=body["you"], token=token, server=url)
+    store.games[name].pop("listed_version", None)
+    store.section["current"] = name
+    store.save()
+    seat_name = body["seats"][body["you"]].get("name")
+    settings.emit({"game": name, "seat": body["you"], "name": seat_name},
+                  f"Token saved: you are {seat_name} (seat {body['you']}) in game {game_id}, "
+                  f"saved as {name!r}. Next: {settings.command()} show")
 
 
 @token.command("rotate")
@@ -770,9 +911,11 @@ def token_rotate(settings: Settings, game: str | None, show: bool) -> None:
     saved.entry["token"] = rotated["player_token"]
     saved.store.save()
     new_token = {"player_token": rotated["player_token"]} if show else {}
+    use = (f"To use it on another device: dos-client token set {saved.game_id} "
+           f"{rotated['player_token']}")
     settings.emit({"game": saved.name, "rotated": True, **new_token},
                   "\n".join([f"New token saved for {saved.name}; the old one no longer works.",
-                             *new_token.values()]))
+                             *([use] if show else [])]))
 
 
 _accept_global_options(cli)

