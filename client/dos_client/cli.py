@@ -29,6 +29,7 @@ from dos_client.errors import (
 )
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
     from rich.console import Console
 
     from dos_client.api import DosApi
@@ -918,7 +919,77 @@ def token_rotate(settings: Settings, game: str | None, show: bool) -> None:
                              *([use] if show else [])]))
 
 
+@cli.command()
+@click.argument("section", required=False)
+@pass_settings
+def rules(settings: Settings, section: str | None) -> None:
+    """The rules of DOS as this server plays them; SECTION (3, 3.6) prints one part."""
+    text = rules_text(section)
+    settings.emit({"section": section, "text": text}, text.rstrip("\n"))
+
+
+def rules_text(section: str | None = None) -> str:
+    """The players' rules document (package data), or one section of it."""
+    from importlib.resources import files
+
+    text = files("dos_client").joinpath("data/rules.md").read_text(encoding="utf-8")
+    if section is None:
+        return text
+    wanted = section.strip().rstrip(".")
+    lines = text.splitlines()
+    top = re.compile(r"^## (\d+)\. ")
+    item = re.compile(r"^(\d+\.\d+) ")
+    picked: list[str] = []
+    for line in lines:
+        heading, numbered = top.match(line), item.match(line)
+        if picked and (heading or (numbered and "." in wanted)):
+            break
+        if (heading and heading.group(1) == wanted) or (numbered and numbered.group(1) == wanted) or picked:
+            picked.append(line)
+    if not picked:
+        known = [m.group(1) for line in lines if (m := top.match(line) or item.match(line))]
+        raise click.BadParameter(f"no rule {section!r}; the sections are {', '.join(known)}",
+                                 param_hint="SECTION")
+    return "\n".join(picked).rstrip() + "\n"
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script: eval "$(dos-client completion bash)"."""
+    from click.shell_completion import get_completion_class
+
+    completer = get_completion_class(shell)
+    assert completer is not None
+    click.echo(completer(cli, {}, "dos-client", "_DOS_CLIENT_COMPLETE").source())
+
+
+def _complete_games(ctx: click.Context, param: click.Parameter,
+                    incomplete: str) -> list[CompletionItem]:
+    """Saved game names (and ids) of the profile on the command line."""
+    from click.shell_completion import CompletionItem
+
+    profile = ctx.find_root().params.get("profile") or "default"
+    try:
+        games = Store(profile).games
+    except ClientError:
+        return []
+    names = [*games, *(str(e["game_id"]) for e in games.values())]
+    return [CompletionItem(n) for n in dict.fromkeys(names) if n.startswith(incomplete)]
+
+
+def _complete_game_arguments(group: click.Group) -> None:
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            _complete_game_arguments(command)
+            continue
+        for param in command.params:
+            if isinstance(param, click.Argument) and param.name in ("game", "games_", "words"):
+                param._custom_shell_complete = _complete_games
+
+
 _accept_global_options(cli)
+_complete_game_arguments(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

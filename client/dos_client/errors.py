@@ -38,7 +38,7 @@ class DosApiError(ClientError):
         self.kind = str(problem.get("type", "")).rsplit("/", 1)[-1]
         detail = str(problem.get("detail") or problem.get("title") or f"HTTP {status}")
         if problem.get("rule"):
-            detail += f" (rule {problem['rule']})"
+            detail += f" (rule {problem['rule']}: `dos-client rules {problem['rule']}`)"
         super().__init__(detail, _exit_code(status, self.kind))
 
     @classmethod

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ SERVER_ONLY = ["flask", "sqlalchemy", "psycopg", "gunicorn", "aiosmtpd", "marshm
 
 
 @pytest.fixture(scope="module")
-def client_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def client_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fresh environment's bin folder (pip from this environment installs into it;
     --isolated: PyPI and pip's cache only, as a player's machine would)."""
     venv = tmp_path_factory.mktemp("client-only") / "venv"
@@ -34,7 +33,7 @@ def client_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
          "--python", str(venv / "bin" / "python"), "install", "--quiet", str(ROOT)],
         capture_output=True, text=True, timeout=600, check=False)
     assert installed.returncode == 0, installed.stderr[-3000:]
-    yield venv / "bin"
+    return venv / "bin"
 
 
 def test_the_client_only_install_has_no_server_stack(client_only: Path) -> None:
