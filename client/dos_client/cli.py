@@ -402,6 +402,8 @@ def games(settings: Settings) -> None:
 
 
 def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
+    from dos_client import render
+
     if not rows:
         click.echo("No saved games. Create one with `dos-client new` or join one.")
     for row in rows:
@@ -412,7 +414,7 @@ def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
         here = "(current) " if row["game"] == current else ""
         scores = ", ".join(f"{k} {v}" for k, v in row["scores"].items())
         turn = f"{row['turn']} to play" if row["turn"] else row["status"]
-        deadline = f", deadline {row['deadline']}" if row["deadline"] else ""
+        deadline = f", deadline {render.deadline(row['deadline'])}" if row["deadline"] else ""
         click.echo(f"{mark} {row['game']} {here}· {turn}{deadline} · {scores}")
 
 
@@ -425,7 +427,37 @@ def show(settings: Settings, game: str | None) -> None:
     body = saved.api.game(saved.game_id)
     if settings.as_json:
         saved.remember_list(body)
-    settings.emit(body, lambda: saved.draw_table(body))
+        settings.emit(body)
+        return
+    since = _since_last_look(saved, body)
+    if since:
+        click.echo("Since you last looked:")
+        for line in since:
+            click.echo(f"  {line.strip()}")
+    saved.draw_table(body)
+
+
+def _since_last_look(saved: SavedGame, game: dict[str, Any]) -> list[str]:
+    """What the other seats did since this profile last saw the game (nothing the first time:
+    then only where the history ends is remembered)."""
+    from dos_client import render
+
+    seen = saved.entry.get("seen_seq")
+    after = int(seen or 0)
+    events: list[dict[str, Any]] = []
+    for _ in range(100):
+        page = saved.api.history(saved.game_id, after=after, limit=500)
+        events.extend(page["events"])
+        after = page["next_after"]
+        if not page["more"]:
+            break
+    if after != seen:
+        saved.remember(seen_seq=after)
+    if seen is None:
+        return []
+    you = game.get("you")
+    others = [e for e in events if e.get("seat") != you or e["kind"] == "round_started"]
+    return render.event_lines(others, render.names_of(game))
 
 
 @cli.command()
@@ -587,12 +619,11 @@ def _played(saved: SavedGame, result: dict[str, Any]) -> None:
     from dos_client import render
 
     console = _out()
-    names = render.names_of(result["game"])
-    for event in result["events"]:
-        line = render.event_line(event, names)
-        if line:
-            console.print(line)
+    for line in render.event_lines(result["events"], render.names_of(result["game"])):
+        console.print(line)
     saved.draw_table(result["game"])
+    if result["events"]:
+        saved.remember(seen_seq=max(e["seq"] for e in result["events"]))
 
 
 @cli.command()
@@ -615,7 +646,7 @@ def history(settings: Settings, game: str | None, show_all: bool) -> None:
 
     def human() -> None:
         names = render.names_of(saved.api.game(saved.game_id))
-        lines = [line for e in events if (line := render.event_line(e, names))]
+        lines = render.event_lines(events, names, times=True)
         for line in lines if show_all else lines[-30:]:
             click.echo(line)
 
@@ -853,10 +884,8 @@ def watch(settings: Settings, game_id: str, timeout: float, interval: float) -> 
             _emit_json({"events": events, "game": body})
             continue
         console = _out()
-        names = render.names_of(body)
-        for event in events:
-            if line := render.event_line(event, names):
-                console.print(line)
+        for line in render.event_lines(events, render.names_of(body), times=True):
+            console.print(line)
         render.table(console, body, game_id, settings.command())
 
 

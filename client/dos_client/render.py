@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rich.console import Console
@@ -31,6 +32,64 @@ def names_of(game: dict[str, Any]) -> list[str]:
     return [seat.get("name") or f"seat {seat['seat']}" for seat in game["seats"]]
 
 
+def title(game: dict[str, Any], label: str) -> str:
+    """The game's saved name, or its players: never the id twice."""
+    if label and label != game["id"]:
+        return label
+    names = names_of(game)
+    return " vs ".join(names)
+
+
+def marked_names(game: dict[str, Any]) -> list[str]:
+    """Names with what a player should know about the seat: resigned, bot, on vacation."""
+    out = []
+    for seat, name in zip(game["seats"], names_of(game), strict=True):
+        marks = []
+        if seat.get("resigned"):
+            marks.append("resigned, a bot plays on")
+        elif seat.get("bot"):
+            marks.append("bot")
+        if seat.get("vacation_until"):
+            marks.append(f"on vacation until {local_time(seat['vacation_until'])}")
+        out.append(f"{name} ({'; '.join(marks)})" if marks else name)
+    return out
+
+
+def _moment(iso: str) -> datetime:
+    """An ISO timestamp from the server; one without an offset is UTC."""
+    moment = datetime.fromisoformat(iso)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def local_time(iso: str) -> str:
+    """An ISO timestamp as the reader's local weekday and time (with the date if not soon)."""
+    moment = _moment(iso).astimezone()
+    now = datetime.now(moment.tzinfo)
+    if abs(moment - now) < timedelta(days=6):
+        return moment.strftime("%a %H:%M")
+    return moment.strftime("%a %d %b %Y %H:%M")
+
+
+def deadline(iso: str, now: datetime | None = None) -> str:
+    """``in 1 day 4 h (Fri 09:31)``: relative and absolute, in local time."""
+    moment = _moment(iso)
+    now = now or datetime.now(UTC)
+    left = moment - now
+    if left.total_seconds() <= 0:
+        return f"passed ({local_time(iso)})"
+    minutes = int(left.total_seconds() // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = []
+    if days:
+        parts.append(f"{days} day{'s' if days != 1 else ''}")
+    if hours:
+        parts.append(f"{hours} h")
+    if not days and (minutes or not hours):
+        parts.append(f"{minutes} min")
+    return f"in {' '.join(parts)} ({local_time(iso)})"
+
+
 def table(console: Console, game: dict[str, Any], label: str, command: str = "dos-client") -> None:
     """The table as the token's seat sees it, then the seat's numbered moves (if any).
 
@@ -39,8 +98,8 @@ def table(console: Console, game: dict[str, Any], label: str, command: str = "do
     """
     names = names_of(game)
     view = game.get("view")
-    header = Text(f"{label} ({game['id']}) · {game['status']} · version {game['version']}",
-                  style="bold")
+    header = Text(f"{title(game, label)} ({game['id']}) · {game['status']} · "
+                  f"version {game['version']}", style="bold")
     console.print(header)
     if view is None:
         waiting = [s["seat"] for s in game["seats"] if s.get("open")]
@@ -55,9 +114,10 @@ def table(console: Console, game: dict[str, Any], label: str, command: str = "do
         whose = "your turn" if current == you else f"{names[current]}'s turn"
         line = f"Round {view['round']} · {whose}"
         if game.get("turn_deadline"):
-            line += f" · deadline {game['turn_deadline']}"
+            line += f" · deadline {deadline(game['turn_deadline'])}"
         console.print(line)
-    scores = " · ".join(f"{names[i]} {s}" for i, s in enumerate(view["scores"]))
+    marked = marked_names(game)
+    scores = " · ".join(f"{marked[i]} {s}" for i, s in enumerate(view["scores"]))
     console.print(f"Scores: {scores} (target {view['options']['target_score']})")
     row = Text("Center Row: ")
     for slot in view["center_row"]:
@@ -122,6 +182,27 @@ def moves(console: Console, listing: dict[str, Any], command: str = "dos-client"
         console.print(f"Play one with `{command} move N`.")
 
 
+def event_lines(events: Sequence[dict[str, Any]], names: Sequence[str],
+                times: bool = False) -> list[str]:
+    """Events in plain words, in the order they happened.
+
+    A request's action rows come before the events its actions caused, so they are left out
+    when those events tell the story ("matched", "drew", ...): only an ``end`` or a ``catch``
+    of someone's own says something the events do not."""
+    lines = []
+    for event in events:
+        if event["kind"] == "action" and event["data"]["action"] not in ("end",):
+            continue
+        line = event_line(event, names)
+        if line is None:
+            continue
+        if times and event.get("at"):
+            line = f"{local_time(event['at'])}  {line}" if not line.startswith("--") else \
+                f"{line} {local_time(event['at'])}"
+        lines.append(line)
+    return lines
+
+
 def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
     kind = event["kind"]
     data = event.get("data", {})
@@ -129,6 +210,14 @@ def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
     who = names[seat] if seat is not None and seat < len(names) else "?"
     if kind == "action":
         return f"{who}: {data['action']}"
+    if kind == "round_started":
+        return f"-- Round {data.get('round', '?')} --"
+    if kind == "added":
+        return f"  {who} added {data['card']} to the Center Row"
+    if kind == "placed":
+        return f"  {who} placed {data['card']} into the Center Row (colour bonus)"
+    if kind == "dos_called":
+        return f"  {who} called DOS"
     if kind == "matched":
         bonus = {"single_colour": " (colour match!)",
                  "double_colour": " (double colour match: everyone else draws)"}

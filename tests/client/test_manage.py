@@ -106,8 +106,8 @@ def test_watch_a_game_you_have_not_joined(table: Table, config_file: Path,
                  "--timeout", "1", "--interval", "0.1")
     assert result.exit_code == 7  # still going after the timeout
     name = "Ann" if mover == "default" else "Bob"
-    assert result.stdout.count(f"{table.id} ({table.id})") == 2  # the table, twice
-    assert f"{name}: draw" in result.stdout
+    assert result.stdout.count(f"Ann vs Bob ({table.id})") == 2  # the table, twice
+    assert f"{name} drew 1 (draw)" in result.stdout
     assert "Your hand" not in result.stdout  # a spectator sees no hand
     assert "stopped watching after 1 s" in result.stderr
     assert not saved(config_file)["profiles"].get("spectator", {}).get("games")
