@@ -182,6 +182,13 @@ def moves(console: Console, listing: dict[str, Any], command: str = "dos-client"
         console.print(f"Play one with `{command} move N`.")
 
 
+class _Missing(dict[str, Any]):
+    """Template values; a field an older event lacks reads as '?'."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
 def event_lines(events: Sequence[dict[str, Any]], names: Sequence[str],
                 times: bool = False) -> list[str]:
     """Events in plain words, in the order they happened.
@@ -203,21 +210,28 @@ def event_lines(events: Sequence[dict[str, Any]], names: Sequence[str],
     return lines
 
 
+# Events told by one template: ``who`` is the seat's name, the rest comes from the event's data.
+_TOLD = {
+    "action": "{who}: {action}",
+    "round_started": "-- Round {round} --",
+    "added": "  {who} added {card} to the Center Row",
+    "placed": "  {who} placed {card} into the Center Row (colour bonus)",
+    "dos_called": "  {who} called DOS",
+    "round_over": "Round {round} over: {who} went out and scores {scored}.",
+    "dos_missed": "  {who} did not call DOS!",
+    "caught": "  {who} was caught without calling DOS.",
+    "resigned": "{who} resigned.",
+    "forfeited": "{who} forfeited after {timeouts} timeouts.",
+}
+
+
 def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
     kind = event["kind"]
     data = event.get("data", {})
     seat = event.get("seat")
     who = names[seat] if seat is not None and seat < len(names) else "?"
-    if kind == "action":
-        return f"{who}: {data['action']}"
-    if kind == "round_started":
-        return f"-- Round {data.get('round', '?')} --"
-    if kind == "added":
-        return f"  {who} added {data['card']} to the Center Row"
-    if kind == "placed":
-        return f"  {who} placed {data['card']} into the Center Row (colour bonus)"
-    if kind == "dos_called":
-        return f"  {who} called DOS"
+    if kind in _TOLD:
+        return _TOLD[kind].format_map(_Missing({**data, "who": who}))
     if kind == "matched":
         bonus = {"single_colour": " (colour match!)",
                  "double_colour": " (double colour match: everyone else draws)"}
@@ -226,18 +240,8 @@ def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
     if kind == "drew" and data.get("reason") != "deal":
         got = f": {' '.join(data['cards'])}" if data.get("cards") else ""
         return f"  {who} drew {data['count']} ({data['reason'].replace('_', ' ')}){got}"
-    if kind == "round_over":
-        return f"Round {data['round']} over: {who} went out and scores {data['scored']}."
     if kind == "game_over":
         return f"Game over: {who} wins with {data['scores'][seat]} points."
-    if kind == "dos_missed":
-        return f"  {who} did not call DOS!"
-    if kind == "caught":
-        return f"  {who} was caught without calling DOS."
-    if kind == "resigned":
-        return f"{who} resigned."
-    if kind == "forfeited":
-        return f"{who} forfeited after {data.get('timeouts', '?')} timeouts."
     if kind == "game_ended":
         scores = ", ".join(f"{name} {score}" for name, score in zip(names, data["scores"],
                                                                      strict=False))
