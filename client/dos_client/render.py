@@ -204,8 +204,8 @@ def event_lines(events: Sequence[dict[str, Any]], names: Sequence[str],
         if line is None:
             continue
         if times and event.get("at"):
-            line = f"{local_time(event['at'])}  {line}" if not line.startswith("--") else \
-                f"{line} {local_time(event['at'])}"
+            line = f"{line} {local_time(event['at'])}" if line.startswith("--") else \
+                f"{local_time(event['at'])}  {line.strip()}"
         lines.append(line)
     return lines
 
