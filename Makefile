@@ -12,12 +12,13 @@ $(PY):
 	$(PIP) install --quiet --upgrade pip
 
 # Stamp files make the installs re-run only when pyproject.toml changes.
+# The server's dependencies are the extra `server`; a player needs only `pip install .`.
 $(VENV)/.installed: pyproject.toml | $(PY)
-	$(PIP) install --quiet -e .
+	$(PIP) install --quiet -e '.[server]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
-	$(PIP) install --quiet -e '.[dev]'
+	$(PIP) install --quiet -e '.[server,dev]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -66,10 +66,16 @@ class DosApi:
     def actions(self, game_id: str) -> dict[str, Any]:
         return self._call("GET", f"/api/games/{game_id}/actions")
 
-    def submit(self, game_id: str, version: int, actions: list[str]) -> dict[str, Any]:
+    def submit(self, game_id: str, version: int, actions: list[str] | None = None,
+               number: int | None = None) -> dict[str, Any]:
+        """Play ``actions`` (notation) or the move ``number`` of the list at ``version``."""
         headers = {"Idempotency-Key": str(uuid.uuid4())}
-        return self._call("POST", f"/api/games/{game_id}/actions",
-                          json={"version": version, "actions": actions}, headers=headers)
+        body: dict[str, Any] = {"version": version}
+        if number is not None:
+            body["number"] = number
+        else:
+            body["actions"] = actions
+        return self._call("POST", f"/api/games/{game_id}/actions", json=body, headers=headers)
 
     def history(self, game_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
         return self._call("GET", f"/api/games/{game_id}/events",

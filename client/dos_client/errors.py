@@ -7,7 +7,7 @@ from typing import Any
 # Exit codes (also in the README):
 EXIT_OK = 0
 EXIT_ERROR = 1  # anything else
-EXIT_USAGE = 2  # click's usage errors
+EXIT_USAGE = 2  # a command, option or value that is wrong (click's usage errors, invalid input)
 EXIT_REFUSED = 3  # not your turn, illegal or ambiguous move
 EXIT_STALE = 4  # someone moved first: the game changed under you
 EXIT_AUTH = 5  # bad, expired or revoked token; not your seat
@@ -38,7 +38,7 @@ class DosApiError(ClientError):
         self.kind = str(problem.get("type", "")).rsplit("/", 1)[-1]
         detail = str(problem.get("detail") or problem.get("title") or f"HTTP {status}")
         if problem.get("rule"):
-            detail += f" (rule {problem['rule']})"
+            detail += f" (rule {problem['rule']}: `dos-client rules {problem['rule']}`)"
         super().__init__(detail, _exit_code(status, self.kind))
 
     @classmethod
@@ -56,8 +56,11 @@ class DosApiError(ClientError):
 def _exit_code(status: int, kind: str) -> int:
     if kind == "stale-version":
         return EXIT_STALE
+    if kind == "invalid-input":  # a value the server cannot accept (an email address, a URL)
+        return EXIT_USAGE
     if status in (401, 403):
         return EXIT_AUTH
-    if status in (409, 422) or kind in ("illegal-action", "ambiguous-action", "not-your-turn"):
+    if status in (409, 422) or kind in ("illegal-action", "ambiguous-action", "not-your-turn",
+                                        "invalid-action"):
         return EXIT_REFUSED
     return EXIT_ERROR

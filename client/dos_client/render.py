@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 _STYLES = {"R": "bold red", "G": "bold green", "B": "bold blue", "Y": "bold yellow",
@@ -31,12 +32,74 @@ def names_of(game: dict[str, Any]) -> list[str]:
     return [seat.get("name") or f"seat {seat['seat']}" for seat in game["seats"]]
 
 
-def table(console: Console, game: dict[str, Any], label: str) -> None:
-    """The table as the token's seat sees it."""
+def title(game: dict[str, Any], label: str) -> str:
+    """The game's saved name, or its players: never the id twice."""
+    if label and label != game["id"]:
+        return label
+    names = names_of(game)
+    return " vs ".join(names)
+
+
+def marked_names(game: dict[str, Any]) -> list[str]:
+    """Names with what a player should know about the seat: resigned, bot, on vacation."""
+    out = []
+    for seat, name in zip(game["seats"], names_of(game), strict=True):
+        marks = []
+        if seat.get("resigned"):
+            marks.append("resigned, a bot plays on")
+        elif seat.get("bot"):
+            marks.append("bot")
+        if seat.get("vacation_until"):
+            marks.append(f"on vacation until {local_time(seat['vacation_until'])}")
+        out.append(f"{name} ({'; '.join(marks)})" if marks else name)
+    return out
+
+
+def _moment(iso: str) -> datetime:
+    """An ISO timestamp from the server; one without an offset is UTC."""
+    moment = datetime.fromisoformat(iso)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def local_time(iso: str) -> str:
+    """An ISO timestamp as the reader's local weekday and time (with the date if not soon)."""
+    moment = _moment(iso).astimezone()
+    now = datetime.now(moment.tzinfo)
+    if abs(moment - now) < timedelta(days=6):
+        return moment.strftime("%a %H:%M")
+    return moment.strftime("%a %d %b %Y %H:%M")
+
+
+def deadline(iso: str, now: datetime | None = None) -> str:
+    """``in 1 day 4 h (Fri 09:31)``: relative and absolute, in local time."""
+    moment = _moment(iso)
+    now = now or datetime.now(UTC)
+    left = moment - now
+    if left.total_seconds() <= 0:
+        return f"passed ({local_time(iso)})"
+    minutes = int(left.total_seconds() // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = []
+    if days:
+        parts.append(f"{days} day{'s' if days != 1 else ''}")
+    if hours:
+        parts.append(f"{hours} h")
+    if not days and (minutes or not hours):
+        parts.append(f"{minutes} min")
+    return f"in {' '.join(parts)} ({local_time(iso)})"
+
+
+def table(console: Console, game: dict[str, Any], label: str, command: str = "dos-client") -> None:
+    """The table as the token's seat sees it, then the seat's numbered moves (if any).
+
+    ``command`` is how the person calls the client (``dos-client --profile bob``): hints are
+    printed as whole commands that can be pasted.
+    """
     names = names_of(game)
     view = game.get("view")
-    header = Text(f"{label} ({game['id']}) · {game['status']} · version {game['version']}",
-                  style="bold")
+    header = Text(f"{title(game, label)} ({game['id']}) · {game['status']} · "
+                  f"version {game['version']}", style="bold")
     console.print(header)
     if view is None:
         waiting = [s["seat"] for s in game["seats"] if s.get("open")]
@@ -51,9 +114,10 @@ def table(console: Console, game: dict[str, Any], label: str) -> None:
         whose = "your turn" if current == you else f"{names[current]}'s turn"
         line = f"Round {view['round']} · {whose}"
         if game.get("turn_deadline"):
-            line += f" · deadline {game['turn_deadline']}"
+            line += f" · deadline {deadline(game['turn_deadline'])}"
         console.print(line)
-    scores = " · ".join(f"{names[i]} {s}" for i, s in enumerate(view["scores"]))
+    marked = marked_names(game)
+    scores = " · ".join(f"{marked[i]} {s}" for i, s in enumerate(view["scores"]))
     console.print(f"Scores: {scores} (target {view['options']['target_score']})")
     row = Text("Center Row: ")
     for slot in view["center_row"]:
@@ -76,23 +140,89 @@ def table(console: Console, game: dict[str, Any], label: str) -> None:
         for i, n in enumerate(view["hand_sizes"]) if i != you
     )
     console.print(f"Others: {others} · draw pile {view['draw_pile_size']}")
-    if view.get("placements_left"):
-        console.print(f"You may place {view['placements_left']} bonus card(s), then `end`.")
+    if view.get("placements_left") and current == you and view.get("hand"):
+        example = shlex.quote(f"place {view['hand'][0]}")
+        console.print(f"You may place {view['placements_left']} bonus card(s) into the Center "
+                      f"Row: `{command} move {example}` (the turn ends by itself after the "
+                      f"last one), or `{command} move end` to place no more.")
+    numbered(console, view.get("legal_actions") or [], command)
 
 
-def moves(console: Console, listing: dict[str, Any]) -> None:
-    if not listing["actions"]:
-        console.print("No legal actions for you right now.")
+def numbered(console: Console, actions: Sequence[str], command: str = "dos-client") -> None:
+    """The legal actions in a few columns, numbered as `moves` numbers them."""
+    if not actions:
         return
-    grid = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    grid.add_column("#", justify="right")
-    grid.add_column("notation")
-    grid.add_column("what it does")
-    for entry in listing["actions"]:
-        grid.add_row(str(entry["number"]), entry["action"], entry["description"])
-    console.print(grid)
+    console.print(f"Your moves (play one with `{command} move N`; `{command} moves` explains "
+                  "them):")
+    cells = [f"{n:>3} {action}" for n, action in enumerate(actions, start=1)]
+    width = max(len(cell) for cell in cells) + 2
+    per_line = max(1, 96 // width)
+    for start in range(0, len(cells), per_line):
+        chunk = cells[start:start + per_line]
+        console.print("".join(c.ljust(width) for c in chunk[:-1]) + chunk[-1])
+
+
+def moves(console: Console, listing: dict[str, Any], command: str = "dos-client",
+          why_not: str = "") -> None:
+    """The numbered legal actions with what each does; ``why_not`` says why there are none."""
+    if not listing["actions"]:
+        console.print(f"No legal actions for you right now{': ' if why_not else '.'}{why_not}")
+        return
+    rows = [("#", "notation", "what it does")] + [
+        (str(entry["number"]), entry["action"], entry["description"])
+        for entry in listing["actions"]]
+    number_width = max(len(row[0]) for row in rows)
+    action_width = max(len(row[1]) for row in rows)
+    for index, (number, action, description) in enumerate(rows):
+        line = f"{number.rjust(number_width)}  {action.ljust(action_width)}  {description}"
+        console.print(Text(line, style="bold" if index == 0 else ""))
     if not listing.get("your_turn"):
-        console.print("(It is not your turn.)")
+        console.print(f"(It is not your turn{': ' + why_not if why_not else '.'})")
+    else:
+        console.print(f"Play one with `{command} move N`.")
+
+
+class _Missing(dict[str, Any]):
+    """Template values; a field an older event lacks reads as '?'."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def event_lines(events: Sequence[dict[str, Any]], names: Sequence[str],
+                times: bool = False) -> list[str]:
+    """Events in plain words, in the order they happened.
+
+    A request's action rows come before the events its actions caused, so they are left out
+    when those events tell the story ("matched", "drew", ...): only an ``end`` or a ``catch``
+    of someone's own says something the events do not."""
+    lines = []
+    for event in events:
+        if event["kind"] == "action" and event["data"]["action"] not in ("end",):
+            continue
+        line = event_line(event, names)
+        if line is None:
+            continue
+        if times and event.get("at"):
+            line = f"{line} {local_time(event['at'])}" if line.startswith("--") else \
+                f"{local_time(event['at'])}  {line.strip()}"
+        lines.append(line)
+    return lines
+
+
+# Events told by one template: ``who`` is the seat's name, the rest comes from the event's data.
+_TOLD = {
+    "action": "{who}: {action}",
+    "round_started": "-- Round {round} --",
+    "added": "  {who} added {card} to the Center Row",
+    "placed": "  {who} placed {card} into the Center Row (colour bonus)",
+    "dos_called": "  {who} called DOS",
+    "round_over": "Round {round} over: {who} went out and scores {scored}.",
+    "dos_missed": "  {who} did not call DOS!",
+    "caught": "  {who} was caught without calling DOS.",
+    "resigned": "{who} resigned.",
+    "forfeited": "{who} forfeited after {timeouts} timeouts.",
+}
 
 
 def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
@@ -100,8 +230,8 @@ def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
     data = event.get("data", {})
     seat = event.get("seat")
     who = names[seat] if seat is not None and seat < len(names) else "?"
-    if kind == "action":
-        return f"{who}: {data['action']}"
+    if kind in _TOLD:
+        return _TOLD[kind].format_map(_Missing({**data, "who": who}))
     if kind == "matched":
         bonus = {"single_colour": " (colour match!)",
                  "double_colour": " (double colour match: everyone else draws)"}
@@ -110,19 +240,10 @@ def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
     if kind == "drew" and data.get("reason") != "deal":
         got = f": {' '.join(data['cards'])}" if data.get("cards") else ""
         return f"  {who} drew {data['count']} ({data['reason'].replace('_', ' ')}){got}"
-    if kind == "round_over":
-        return f"Round {data['round']} over: {who} went out and scores {data['scored']}."
     if kind == "game_over":
         return f"Game over: {who} wins with {data['scores'][seat]} points."
-    if kind == "dos_missed":
-        return f"  {who} did not call DOS!"
-    if kind == "caught":
-        later = " (the two cards come at the end of their turn)" if data.get("deferred") else ""
-        return f"  {who} was caught without calling DOS{later}."
-    if kind == "resigned":
-        return f"{who} resigned."
-    if kind == "forfeited":
-        return f"{who} forfeited after {data.get('timeouts', '?')} timeouts."
+    if kind == "caught" and data.get("deferred"):
+        return f"  {who} was caught without calling DOS (the two cards come at the end of their turn)."
     if kind == "game_ended":
         scores = ", ".join(f"{name} {score}" for name, score in zip(names, data["scores"],
                                                                      strict=False))

@@ -776,8 +776,10 @@ class Game:
         """Parse a turn leniently and apply it, all or nothing; return the actions and events.
 
         The same as ``play_turn(parse_turn(text))``, without playing the turn twice. The actions
-        include an ``end`` that was typed after the turn ended by itself (not played). When the
-        turn has several actions, an error's message starts ``action N ('what was typed'): ``.
+        are those played, read leniently (see :meth:`_run_turn`): an ``end`` the turn did not
+        need is left out, an ``end`` that a ``place`` implies is put in, so that playing them one
+        by one (as :func:`replay` does) gives the same game. When the turn has several actions,
+        an error's message starts ``action N ('what was typed'): ``.
 
         Raises:
             InvalidActionError: the text (or one of its ``;``-separated actions) is not notation.
@@ -792,20 +794,43 @@ class Game:
     def _run_turn(
         self, steps: Sequence[Action | str], seat: int | None
     ) -> tuple[Game, list[Action], list[Event]]:
-        """The turn loop: play ``steps`` on a copy; return the copy, the actions and the events.
+        """The turn loop: play ``steps`` on a copy; return the copy, the actions played (each
+        can be replayed with :meth:`play`, as records are) and the events.
 
         A step given as text is resolved against the copy as it stands after the steps before
         it: in ``m2; r5`` the ``r5`` is matched to a CR card that is still free after ``m2``.
+
+        The lenient reading of a turn changes only lines that would otherwise be refused, so
+        a line of legal actions means what playing them one by one means: an ``end`` is skipped
+        when the turn has already ended by itself, or when it follows the step that ended the
+        matching by itself and a ``place`` comes later (``m1 R5; end; place G7`` places G7 even
+        if nothing could be matched after R5); a ``place`` while still matching, with a colour
+        bonus earned, first ends the matching (``m1 R5; place G7`` needs no ``end``).
         """
         seat = self.current if seat is None else seat
         trial = self.copy()
         actions: list[Action] = []
         events: list[Event] = []
+        closed_by_itself = False  # the step before closed the matching without an ``end``
         for number, step in enumerate(steps, start=1):
             try:
                 action = step if isinstance(step, Action) else resolve_action(trial, step, seat)
-                if not (isinstance(action, End) and turn_ended(self, trial, seat)):
-                    events.extend(trial._play(action, seat))
+                matching = trial.current == seat and not trial.bonus_phase
+                if isinstance(action, End) and (
+                    turn_ended(self, trial, seat)
+                    or (closed_by_itself and trial.bonus_phase
+                        and any(_is_place(later) for later in steps[number:]))
+                ):
+                    closed_by_itself = False
+                    continue  # the 'end' the turn (or its matching) already had by itself
+                if isinstance(action, Place) and matching and trial.bonuses:
+                    events.extend(trial._play(END, seat))  # placing ends the matching
+                    actions.append(END)
+                events.extend(trial._play(action, seat))
+                closed_by_itself = (
+                    matching and not isinstance(action, (End, Place))
+                    and trial.current == seat and trial.bonus_phase
+                )
             except DosError as error:
                 if len(steps) == 1:
                     raise
@@ -1244,6 +1269,14 @@ def turn_ended(before: Game, after: Game, seat: int) -> bool:
     return before.current == seat and before.winner is None and (
         after.current != seat or after.round_no != before.round_no or after.is_over
     )
+
+
+def _is_place(step: Action | str) -> bool:
+    """Whether a step of a turn is a ``place`` (for text: by its verb, before resolving)."""
+    if isinstance(step, Action):
+        return isinstance(step, Place)
+    words = step.split(None, 1)
+    return bool(words) and words[0].lower() in ("place", "p", "bonus")
 
 
 def _turn_texts(text: str) -> list[str]:

@@ -150,4 +150,5 @@ class NotificationsIn(ma.Schema):
 
 
 class VacationIn(ma.Schema):
-    days = StrictInteger(required=True, validate=validate.Range(min=1, max=60))
+    days = StrictInteger(required=True, validate=validate.Range(min=0, max=60),
+                         metadata={"description": "days away; 0 ends a vacation now"})

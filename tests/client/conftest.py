@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_helpers import Table
 
 from testkit import build_app, dispose, serving
 
@@ -33,3 +34,9 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     return path
+
+
+@pytest.fixture
+def table(server_url: str, config_file: Path) -> Table:
+    """A started two-seat game: Ann (profile ``default``, the host) and Bob (profile ``bob``)."""
+    return Table(server_url, config_file)

@@ -10,106 +10,28 @@ import json
 import re
 import shutil
 import stat
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-from click.testing import CliRunner, Result
+from cli_helpers import (
+    ANSI,
+    CARD,
+    Table,
+    as_json,
+    find_table,
+    matches,
+    ok,
+    run,
+    saved,
+    table_url,
+    tokens_in,
+)
+from click.testing import CliRunner
 
-from dos_client import api as api_module
 from dos_client.cli import cli
 from testkit import free_port
-
-CARD = re.compile(r"\[[RGBYW](?:\d+|#)\]")
-ANSI = "\x1b"
-
-
-def run(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
-    result = CliRunner().invoke(cli, list(args), env=env, input=input)
-    assert "Traceback" not in result.output, result.output
-    if result.exit_code != 0:
-        # Handled errors end with SystemExit: never an exception escaping to the user.
-        assert isinstance(result.exception, SystemExit), repr(result.exception)
-    return result
-
-
-def ok(*args: str, **kwargs: Any) -> Result:
-    result = run(*args, **kwargs)
-    assert result.exit_code == 0, (args, result.output)
-    return result
-
-
-def as_json(*args: str) -> Any:
-    return json.loads(ok("--json", *args).stdout)
-
-
-def table_url(config_file: Path) -> str:
-    return str(saved(config_file)["profiles"]["default"]["server"])
-
-
-def saved(config_file: Path) -> dict[str, Any]:
-    return dict(json.loads(config_file.read_text()))
-
-
-def tokens_in(config_file: Path) -> list[str]:
-    out = []
-    for section in saved(config_file)["profiles"].values():
-        for entry in section["games"].values():
-            out += [t for t in (entry.get("token"), entry.get("host_token")) if t]
-    return out
-
-
-class Table:
-    """A two-seat game: Ann (profile ``default``, the host) and Bob (profile ``bob``)."""
-
-    def __init__(self, url: str, config_file: Path, target: int = 30) -> None:
-        ok("server", url)
-        ok("--profile", "bob", "server", url)
-        created = as_json("new", "--seat", "Ann", "--seat", "Bob", "--me", "Ann", "--as", "g",
-                          "--target", str(target))
-        self.id: str = created["id"]
-        joined = as_json("--profile", "bob", "join", created["invites"]["Bob"], "--as", "g")
-        assert joined == {"game": "g", "seat": 1, "name": "Bob"}
-        self.config_file = config_file
-
-    def profile(self, seat: int) -> str:
-        return ["default", "bob"][seat]
-
-    def state(self) -> dict[str, Any]:
-        return dict(as_json("show"))
-
-    def to_move(self) -> str:
-        return self.profile(self.state()["view"]["current"])
-
-    def waiting(self) -> str:
-        return self.profile(1 - self.state()["view"]["current"])
-
-    def listing(self, profile: str) -> dict[str, Any]:
-        return dict(as_json("--profile", profile, "moves"))
-
-
-@pytest.fixture
-def table(server_url: str, config_file: Path) -> Table:
-    return Table(server_url, config_file)
-
-
-def find_table(server_url: str, config_file: Path,
-               fits: Callable[[dict[str, Any]], Any]) -> tuple[Table, Any]:
-    """New games until ``fits(listing of the player to move)`` gives something (deals are random)."""
-    for _ in range(30):
-        config_file.unlink(missing_ok=True)
-        game = Table(server_url, config_file)
-        found = fits(game.listing(game.to_move()))
-        if found:
-            return game, found
-    pytest.fail("no deal fitted in 30 games")
-
-
-def matches(listing: dict[str, Any]) -> list[dict[str, Any]]:
-    return [a for a in listing["actions"] if a["action"].startswith("m")]
-
 
 # -- config ---------------------------------------------------------------------------------
 
@@ -215,7 +137,7 @@ def test_open_seats_join_with_code_and_start(config_file: Path, server_url: str)
     assert not_started.exit_code == 3  # 409 game-not-started
     assert "not started" in not_started.stderr.lower()
     no_host = run("--profile", "bob", "start")
-    assert no_host.exit_code == 1
+    assert no_host.exit_code == 5
     assert "only the host" in no_host.stderr
     assert as_json("start") == {"game": "host", "started": True}
     assert as_json("show")["status"] == "active"
@@ -321,7 +243,10 @@ def test_moves_text_and_json(table: Table) -> None:
     assert "draw a card" in text
     assert ANSI not in text
     assert table.listing(other)["actions"] == []
-    assert "No legal actions for you right now." in ok("--profile", other, "moves").stdout
+    name = "Ann" if mover == "default" else "Bob"
+    # it says whose turn it is, and how to wait for yours
+    assert f"No legal actions for you right now: it is {name}'s turn; `dos-client" in \
+        ok("--profile", other, "moves").stdout
 
 
 def test_history_text_json_all(table: Table) -> None:
@@ -332,7 +257,8 @@ def test_history_text_json_all(table: Table) -> None:
     assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
     text = ok("history").stdout
     name = "Ann" if mover == "default" else "Bob"
-    assert f"{name}: draw" in text
+    assert f"{name} drew 1 (draw)" in text
+    assert re.search(r"^-- Round 1 -- \w{3} \d\d:\d\d$", text, re.M)  # round headers, times
     assert ok("history", "--all").stdout.startswith(text.splitlines()[0])
 
 
@@ -345,7 +271,7 @@ def test_move_by_number(table: Table) -> None:
     listing = table.listing(mover)
     chosen = listing["actions"][0]["action"]
     result = ok("--profile", mover, "move", "1")
-    assert f": {chosen}" in result.stdout
+    assert ("matched" if chosen.startswith("m") else "drew") in result.stdout
     assert "g (" in result.stdout  # the new table
     assert table.state()["version"] == before + 1
 
@@ -369,28 +295,32 @@ def test_move_notation_whole_turn(server_url: str, config_file: Path) -> None:
     data = as_json("--profile", mover, "move", f"{action}; end")
     assert data["game"]["version"] == before + 1  # one request, one version
     played = [e["data"]["action"] for e in data["events"] if e["kind"] == "action"]
-    assert played == [action, "end"]
+    assert played in ([action, "end"], [action])  # an end the turn did not need: not recorded
     assert table.to_move() != mover
 
 
 def test_draw_command(table: Table) -> None:
     mover = table.to_move()
     result = ok("--profile", mover, "draw")
-    assert ": draw" in result.stdout
+    assert "drew 1 (draw)" in result.stdout
     assert "You drew:" in result.stdout
     again = run("--profile", mover, "--json", "draw")  # one draw per turn
     assert again.exit_code == 3
-    assert "'draw' is not a legal action now" in json.loads(again.stdout)["error"]["detail"]
+    assert "you have already drawn this turn" in json.loads(again.stdout)["error"]["detail"]
+    assert "(rule 3.6: " in run("--profile", mover, "draw").stderr
 
 
 def test_not_your_turn_is_refused(table: Table) -> None:
     other = table.waiting()
-    by_number = run("--profile", other, "move", "1")
+    version = str(table.state()["version"])
+    by_number = run("--profile", other, "move", "1", "--at", version)
     assert by_number.exit_code == 3
-    assert "not your turn" in by_number.stderr
+    name = "Ann" if other == "bob" else "Bob"
+    assert f"it is {name}'s turn" in by_number.stderr
+    assert "wait` tells you when it is your turn" in by_number.stderr
     by_text = run("--profile", other, "move", "draw")
     assert by_text.exit_code == 3
-    assert "not your turn" in by_text.stderr
+    assert f"it is {name}'s turn" in by_text.stderr
     assert run("--profile", other, "draw").exit_code == 3
     as_text = run("--profile", other, "--json", "move", "draw")
     assert json.loads(as_text.stdout)["error"]["detail"]
@@ -401,7 +331,7 @@ def test_number_out_of_range_is_refused(table: Table) -> None:
     count = len(table.listing(mover)["actions"])
     result = run("--profile", mover, "move", str(count + 1))
     assert result.exit_code == 3
-    assert f"choose 1 to {count}" in result.stderr
+    assert f"choose a number from 1 to {count}" in result.stderr
 
 
 def test_did_you_mean_for_canonical_action_not_listed(server_url: str, config_file: Path) -> None:
@@ -412,7 +342,9 @@ def test_did_you_mean_for_canonical_action_not_listed(server_url: str, config_fi
     version = table.state()["version"]
     result = run("--profile", mover, "move", wrong)
     assert result.exit_code == 3
-    assert f"'{wrong}' is not a legal action now." in result.stderr
+    # the engine says why (and which rule), and the client what was probably meant
+    assert "there is no Center Row card 9" in result.stderr
+    assert "(rule 2.3: `dos-client rules 2.3`)" in result.stderr
     assert "Did you mean:" in result.stderr
     assert first[0]["action"] in result.stderr
     assert table.state()["version"] == version  # nothing was sent
@@ -447,36 +379,33 @@ def test_ambiguous_shorthand_refused(server_url: str, config_file: Path) -> None
     assert len(body["error"]["candidates"]) > 1
 
 
-def test_stale_version_exits_4_and_shows_the_table(table: Table,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stale_version_exits_4_and_shows_the_table(table: Table) -> None:
+    """Terminal A lists the moves; the same seat plays elsewhere (terminal B); A's `move 1`
+    plays nothing, exits 4 and prints the new table and list, whose numbers then work."""
     mover = table.to_move()
     token = saved(table.config_file)["profiles"][mover]["games"]["g"]["token"]
-    original = api_module.DosApi.actions
-
-    def actions_then_someone_moves(self: api_module.DosApi, game_id: str) -> dict[str, Any]:
-        listing = original(self, game_id)
-        # The same seat moves from another device between our GET and our POST. It draws
-        # first, so its turn goes on (a match could end it) and our second try meets a list.
-        texts = [entry["action"] for entry in listing["actions"]]
-        chosen = "draw" if "draw" in texts else texts[0]
-        response = requests.post(f"{self.server}/api/games/{game_id}/actions",
-                                 json={"version": listing["version"], "actions": [chosen]},
-                                 headers={"Authorization": f"Bearer {token}"}, timeout=10)
-        assert response.status_code == 200
-        return listing
-
-    before = table.state()["version"]
-    with monkeypatch.context() as patch:
-        patch.setattr(api_module.DosApi, "actions", actions_then_someone_moves)
-        result = run("--profile", mover, "move", "1")
-        assert result.exit_code == 4
-        assert "Someone moved first" in result.stderr
-        assert "changed before your move" in result.stderr
-        assert f"version {before + 1}" in result.stdout  # the fresh table
-        as_json_result = run("--profile", mover, "--json", "move", "1")
-        assert as_json_result.exit_code == 4
-        assert json.loads(as_json_result.stdout)["error"]["detail"]
-    assert table.state()["version"] == before + 2  # only the two "other device" moves
+    listing = table.listing(mover)  # terminal A saw this list
+    response = requests.post(f"{table_url(table.config_file)}/api/games/{table.id}/actions",
+                             json={"version": listing["version"], "actions": ["draw"]},
+                             headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    assert response.status_code == 200  # terminal B drew: the turn goes on, the list changed
+    before = listing["version"] + 1
+    assert response.json()["version"] == before
+    result = run("--profile", mover, "move", "1")
+    assert result.exit_code == 4
+    assert f"The game moved on (version {listing['version']} → {before})" in result.stderr
+    assert "nothing was played" in result.stderr
+    assert f"version {before}" in result.stdout  # the fresh table
+    assert "Your moves (play one with" in result.stdout  # and its list
+    as_json_result = run("--profile", mover, "--json", "move", "1", "--at", str(listing["version"]))
+    assert as_json_result.exit_code == 4
+    body = json.loads(as_json_result.stdout)
+    assert body["error"]["current_version"] == before
+    # the list printed on exit 4 is the one a number now refers to
+    fresh = requests.get(f"{table_url(table.config_file)}/api/games/{table.id}/actions",
+                         headers={"Authorization": f"Bearer {token}"}, timeout=10).json()
+    played = as_json("--profile", mover, "move", "1")
+    assert played["applied"] == [fresh["actions"][0]["action"]]
 
 
 # -- auth, tokens ---------------------------------------------------------------------------
@@ -497,15 +426,16 @@ def test_token_rotate_revokes_other_copies(table: Table, config_file: Path,
     assert revoked.exit_code == 5
     assert revoked.stderr.startswith("Error: ")
     assert "Traceback" not in revoked.output
-    assert run("--profile", "bob", "--json", "games").exit_code == 0  # games reports per game
-    assert "error" in as_json("--profile", "bob", "games")[0]
+    listed = run("--profile", "bob", "--json", "games")  # games reports per game, and exits 5
+    assert listed.exit_code == 5
+    assert "error" in json.loads(listed.stdout)[0]
     assert run("--profile", "default", "show").exit_code == 0  # Ann's token is untouched
 
 
 def test_token_rotate_show_and_json(table: Table, config_file: Path) -> None:
     shown = ok("--profile", "bob", "token", "rotate", "--show")
     new = saved(config_file)["profiles"]["bob"]["games"]["g"]["token"]
-    assert shown.stdout.strip().splitlines()[-1] == new
+    assert shown.stdout.strip().splitlines()[-1].endswith(f"token set {table.id} {new}")
     body = as_json("--profile", "bob", "token", "rotate")
     assert body == {"game": "g", "rotated": True}
     assert saved(config_file)["profiles"]["bob"]["games"]["g"]["token"] not in json.dumps(body)
@@ -518,7 +448,8 @@ def test_tampered_token_exits_5(table: Table, config_file: Path) -> None:
     entry = data["profiles"]["bob"]["games"]["g"]
     entry["token"] = entry["token"][:-4] + ("AAAA" if not entry["token"].endswith("AAAA") else "BBBB")
     config_file.write_text(json.dumps(data))
-    for args in (["show"], ["moves"], ["move", "1"], ["history"], ["wait", "--timeout", "1"]):
+    for args in (["show"], ["moves"], ["move", "1", "--at", "1"], ["history"],
+                 ["wait", "--timeout", "1"]):
         result = run("--profile", "bob", *args)
         assert result.exit_code == 5, (args, result.output)
         assert entry["token"] not in result.output
@@ -529,9 +460,12 @@ def test_tampered_token_exits_5(table: Table, config_file: Path) -> None:
 
 def test_wait_returns_on_your_turn(table: Table) -> None:
     mover = table.to_move()
-    assert ok("--profile", mover, "wait", "--interval", "0.1").stdout.strip() == "Your turn in g."
-    assert as_json("--profile", mover, "wait", "g", "--interval", "0.1") == {"game": "g",
-                                                                           "id": table.id}
+    waited = ok("--profile", mover, "wait", "--interval", "0.1").stdout
+    assert waited.startswith("Your turn in g.\ng (")  # then the table and the numbered moves
+    assert "Your moves (play one with `dos-client" in waited
+    listed = [a["action"] for a in table.listing(mover)["actions"]]
+    assert as_json("--profile", mover, "wait", "g", "--interval", "0.1") == {
+        "game": "g", "id": table.id, "version": table.state()["version"], "legal_actions": listed}
 
 
 def test_wait_times_out_with_7(table: Table) -> None:
@@ -618,8 +552,9 @@ def test_notify_sets_channels_and_events(table: Table, config_file: Path) -> Non
     assert off["events"]["email"][0] == "your_turn"
     bad = run("--profile", "bob", "notify", "--event", "sms:your_turn")
     assert bad.exit_code == 2
-    nothing = run("--profile", "bob", "notify")
-    assert nothing.exit_code == 2
+    assert "your_turn, reminder, timed_out, caught, round_over, game_over, invited" in bad.output
+    unchanged = ok("--profile", "bob", "notify")  # no option: shows the settings
+    assert "webhook off" in unchanged.stdout
 
 
 def test_vacation_and_digest(table: Table, config_file: Path) -> None:
@@ -628,5 +563,5 @@ def test_vacation_and_digest(table: Table, config_file: Path) -> None:
     assert "12 day(s) left" in result.stdout
     assert as_json("--profile", "bob", "vacation", "1")["days_left"] == 11
     assert run("--profile", "bob", "vacation", "30").exit_code == 3  # 409: not enough left
-    assert run("--profile", "bob", "vacation", "0").exit_code == 2
+    assert run("--profile", "bob", "vacation", "61").exit_code == 2
     assert as_json("--profile", "bob", "notify", "--digest")["digest"] is True

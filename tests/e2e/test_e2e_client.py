@@ -115,6 +115,7 @@ def test_whole_game_race_and_resume(gunicorn_server: Server, tmp_path: Path) -> 
     assert ok(config, "ann", "wait", "--timeout", "1").strip() == "g is over."
     over = client(config, "ann", "move", "1")
     assert over.returncode == 3
+    assert "the game g is over" in over.stderr  # not "not your turn"
     assert "Traceback" not in over.stderr
 
     # The public record replays to the same result.

@@ -78,7 +78,7 @@ def test_the_worker_does_not_time_out_a_player_on_vacation(app: Flask,
 def test_vacation_needs_a_player_token(client: FlaskClient) -> None:
     game_id, _ = _game(client)
     assert_problem(client.post(f"/api/games/{game_id}/vacation", json={"days": 1}), 403)
-    assert_problem(client.post(f"/api/games/{game_id}/vacation", json={"days": 0},
+    assert_problem(client.post(f"/api/games/{game_id}/vacation", json={"days": -1},
                                headers=auth("x")), 422)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
@@ -356,6 +356,8 @@ def start_vacation(game_id: str, bearer: str | None, days: int) -> dict[str, Any
         require_in_play(game)
         seat = seat_of(game, index)
         now = utcnow()
+        if days == 0:
+            return _end_vacation(game, seat, now)
         used = seat.vacation_used if seat.vacation_year == now.year else 0
         left = game.vacation_days - used
         if days > left:
@@ -377,6 +379,25 @@ def start_vacation(game_id: str, bearer: str | None, days: int) -> dict[str, Any
                 "days_left": game.vacation_days - seat.vacation_used,
                 "turn_deadline": game.turn_deadline.isoformat() if game.turn_deadline
                 else None}
+
+
+def _end_vacation(game: GameRow, seat: SeatRow, now: datetime) -> dict[str, Any]:
+    """Back early: the clock runs again now; whole days not taken are given back."""
+    until = as_utc(seat.vacation_until) if seat.vacation_until is not None else None
+    if until is not None and until > now:
+        unused = until - now
+        if seat.vacation_year == now.year:
+            seat.vacation_used = max(0, seat.vacation_used - unused.days)
+        state = Game.from_dict(game.state) if game.state is not None else None
+        if (state is not None and not state.is_over and state.current == seat.index
+                and game.turn_deadline is not None and game.turn_started_at is not None):
+            game.turn_deadline = max(now, as_utc(game.turn_deadline) - unused)
+            game.turn_started_at = as_utc(game.turn_started_at) - unused
+        seat.vacation_until = now
+    used = seat.vacation_used if seat.vacation_year == now.year else 0
+    return {"seat": seat.index, "vacation_until": None,
+            "days_left": game.vacation_days - used,
+            "turn_deadline": game.turn_deadline.isoformat() if game.turn_deadline else None}
 
 
 def unsubscribe(token: str) -> dict[str, Any]:
