@@ -70,7 +70,7 @@ def test_5_dos_and_catch_commands(server_url: str, config_file: Path, tmp_path: 
     assert as_json("show")["view"]["hand_sizes"][PROFILES.index(waiting)] == 4
     waiting, mover, name = _waiting_holds_two(tmp_path, game_id)
     called = ok("--profile", waiting, "dos")  # out of turn
-    assert ": dos" in called.stdout
+    assert "called DOS" in called.stdout  # the history tells the event, not the action row
     refused = run("--profile", mover, "catch", name)
     assert refused.exit_code == 3
     assert run("--profile", waiting, "dos").exit_code == 3  # called already

@@ -21,13 +21,13 @@ CLIENT = str(Path(sys.executable).parent / "dos-client")
 
 def test_rules_prints_the_document_and_sections() -> None:
     whole = ok("rules").stdout
-    assert whole.startswith("# The rules of DOS")
+    assert whole.startswith("# DOS by mail — the rules")
     assert (ROOT / "docs" / "rules.md").read_text() == rules_text()  # one document, two places
     section = ok("rules", "3.6").stdout
-    assert section.startswith("3.6 Drawing:")
+    assert section.startswith("3.6 **Drawing**:")
     assert "3.7" not in section
     top = ok("rules", "4").stdout
-    assert top.startswith("## 4. End of turn")
+    assert top.startswith("## 4. End of a turn")
     assert "4.4" in top
     assert "## 5" not in top
     missing = run("rules", "9.9")
