@@ -7,6 +7,7 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import validate
 
+from dos_server.services.lobby import BOT_STRATEGIES
 from dos_server.services.notify import EVENTS
 
 NAME = validate.And(validate.Length(min=1, max=40),
@@ -33,7 +34,7 @@ class SeatIn(ma.Schema):
     email = ma.fields.Email(validate=validate.Length(max=254))
     webhook_url = ma.fields.URL(schemes={"http", "https"}, require_tld=False,
                                 validate=validate.Length(max=2048))
-    bot = ma.fields.String(validate=validate.OneOf(["random", "greedy"]))
+    bot = ma.fields.String(validate=validate.OneOf(BOT_STRATEGIES))
 
 
 class OptionsIn(ma.Schema):
@@ -47,7 +48,7 @@ class CreateGameIn(ma.Schema):
                            validate=validate.Length(min=2, max=4))
     options = ma.fields.Nested(OptionsIn, load_default=dict)
     timeout_policy = ma.fields.String(
-        load_default="random", validate=validate.OneOf(["random", "greedy"]),
+        load_default="random", validate=validate.OneOf(BOT_STRATEGIES),
         metadata={"description": "who plays a turn whose time ran out"})
     forfeit_after = StrictInteger(
         allow_none=True, validate=validate.Range(min=1, max=100),
