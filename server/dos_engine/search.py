@@ -129,9 +129,9 @@ def _seed_material(view: View, level: Level, seed: str) -> str:
 
 
 def _fallback(view: View, legal: Sequence[Action]) -> Action:
-    from dos_engine.strategies import greedy  # strategies imports this module
-
-    return greedy(view, legal)
+    """``greedy``'s choice (the search does not play a position it could not rebuild)."""
+    row = [slot.card for slot in view.center_row]
+    return max(legal, key=lambda action: action_score(row, action))
 
 
 def _successive_halving(
@@ -343,7 +343,9 @@ def _scorer(game: Game) -> Any:
 
 
 def action_score(row: Sequence[Card], action: Action) -> int:
-    """The greedy ranking of ``strategies.greedy``, from the Center Row's cards."""
+    """The ranking of ``strategies.greedy``, from the Center Row's cards alone (no view), so
+    that playouts need not build views. Kept here rather than shared because ``strategies``
+    imports this module; ``test_search`` checks that both always pick the same action."""
     if isinstance(action, CallDos):
         return 10_000
     if isinstance(action, Catch):

@@ -34,6 +34,7 @@ from dos_engine.search import (
     SearchStrategy,
     candidate_turns,
     determinize,
+    rollout_action,
     unseen_cards,
 )
 from dos_engine.strategies import STRATEGIES
@@ -208,3 +209,10 @@ def test_levels_are_registered_in_make_strategy() -> None:
     assert LEVELS["search-1"].playouts < LEVELS["search-2"].playouts < LEVELS["search-3"].playouts
     with pytest.raises(ValueError, match="search-1"):
         make_strategy("search-9")
+
+
+@pytest.mark.parametrize(("count", "after_draw", "dos_call"), COMBINATIONS)
+def test_the_playout_policy_is_greedy(count: int, after_draw: str, dos_call: bool) -> None:
+    options = Options(after_draw="any" if after_draw == "any" else "drawn_card", dos_call=dos_call)
+    for game, seat in positions(count, options, f"policy-{count}-{after_draw}-{dos_call}", 1):
+        assert rollout_action(game) == greedy(game.view(seat), game.legal_actions(seat))
