@@ -24,7 +24,8 @@ also holds), so it plays only on what its seat may know. Each decision:
    is the round's score swing for the bot (its gain less the others' mean gain, in hundreds of
    points) and a bonus or penalty when the round ends the game. All candidates meet the same
    determinizations (common random numbers), and successive halving spends the playout budget
-   on the better half, round after round.
+   on the better half, round after round. The greedy turn is kept as the reference to the end,
+   and another turn is chosen only if it beats it, paired deal by deal, by a clear margin.
 
 Deterministic: the random generator is seeded from the strategy's seed, its budget and the view
 alone, so the same (seed, level, view) always gives the same action (bot games replay), and two
@@ -53,11 +54,12 @@ class Level:
     name: str
     playouts: int
     max_candidates: int
+    margin: float = 1.0  # standard errors by which a turn must beat the greedy turn
     max_round_actions: int = 600  # a playout stops after this many actions (a very long round)
 
 
 LEVELS: dict[str, Level] = {
-    "search-1": Level("search-1", playouts=48, max_candidates=12),
+    "search-1": Level("search-1", playouts=48, max_candidates=8),
     "search-2": Level("search-2", playouts=160, max_candidates=24),
     "search-3": Level("search-3", playouts=600, max_candidates=40),
 }
@@ -141,25 +143,43 @@ def _successive_halving(
     rng: random.Random,
     level: Level,
 ) -> int:
-    """Spend the playouts over the candidates, keeping the better half each round."""
+    """Spend the playouts over the candidates, keeping the better half each round.
+
+    Candidate 0, the greedy turn, stays to the end as the reference: the best other candidate
+    replaces it only if it beats it on the same deals (paired, common random numbers) by more
+    than ``level.margin`` standard errors. Picking the best of many noisy estimates otherwise
+    favours moves that were merely lucky, and is worse than the default it set out to improve.
+    """
     seat = view.seat
     assert seat is not None
-    alive = list(range(len(candidates)))
-    totals = [0.0] * len(candidates)
-    rounds = max(1, (len(candidates) - 1).bit_length())  # halvings down to one
+    values: list[list[float]] = [[] for _ in candidates]
+    others = list(range(1, len(candidates)))
+    rounds = max(1, len(others).bit_length())  # halvings of the others down to one
     per_round = max(1, level.playouts // rounds)
-    used = 0  # determinizations so far: every survivor has met all of them (common numbers)
-    while len(alive) > 1:
+    used = 0  # deals so far: every survivor has met all of them
+    while True:
+        alive = [0, *others]
         fresh = max(1, per_round // len(alive))
         while len(worlds) < used + fresh:
             worlds.append(determinize(view, rng))
         for world in worlds[used:used + fresh]:
             for index in alive:
-                totals[index] += evaluate(world, candidates[index], seat, level)
+                values[index].append(evaluate(world, candidates[index], seat, level))
         used += fresh
-        alive.sort(key=lambda i: (-totals[i], i))  # equal counts: totals rank like means
-        alive = alive[: (len(alive) + 1) // 2]
-    return alive[0]
+        others.sort(key=lambda i: (-sum(values[i]), i))  # equal counts: sums rank like means
+        if len(others) <= 1:
+            break
+        others = others[: (len(others) + 1) // 2]
+    if not others:
+        return 0
+    best = others[0]
+    differences = [b - a for a, b in zip(values[0], values[best], strict=True)]
+    count = len(differences)
+    mean = sum(differences) / count
+    if count < 2:
+        return best if mean > 0 else 0
+    variance = sum((d - mean) ** 2 for d in differences) / (count - 1)
+    return best if mean > level.margin * (variance / count) ** 0.5 else 0
 
 
 # -- determinizations -------------------------------------------------------------------------
