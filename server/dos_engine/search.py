@@ -68,6 +68,8 @@ DEFAULT_LEVEL = "search-2"
 _BONUS_WEIGHT = {Bonus.NONE: 0, Bonus.SINGLE_COLOUR: 30, Bonus.DOUBLE_COLOUR: 60}
 # The value of a round that ends the game, on top of its score swing (in hundreds of points).
 _GAME_END_VALUE = 2.0
+# The share of a decision's playouts kept for the final duel against the greedy turn.
+_DUEL_SHARE = 0.4
 # How many of the best-ranked choices each step of a turn keeps (deeper steps keep fewer).
 _MATCH_WIDTH = (6, 3, 2, 1)
 _PLACE_WIDTH = 4
@@ -146,7 +148,7 @@ def _successive_halving(
     """Spend the playouts over the candidates, keeping the better half each round.
 
     Candidate 0, the greedy turn, stays to the end as the reference: the best other candidate
-    replaces it only if it beats it on the same deals (paired, common random numbers) by more
+    replaces it only if, on fresh deals, it beats it (paired, common random numbers) by more
     than ``level.margin`` standard errors. Picking the best of many noisy estimates otherwise
     favours moves that were merely lucky, and is worse than the default it set out to improve.
     """
@@ -155,7 +157,8 @@ def _successive_halving(
     values: list[list[float]] = [[] for _ in candidates]
     others = list(range(1, len(candidates)))
     rounds = max(1, len(others).bit_length())  # halvings of the others down to one
-    per_round = max(1, level.playouts // rounds)
+    duel = max(4, int(level.playouts * _DUEL_SHARE) // 2)  # fresh deals for the last test
+    per_round = max(1, (level.playouts - 2 * duel) // rounds)
     used = 0  # deals so far: every survivor has met all of them
     while True:
         alive = [0, *others]
@@ -172,12 +175,16 @@ def _successive_halving(
         others = others[: (len(others) + 1) // 2]
     if not others:
         return 0
+    # The duel: the survivor was picked for its results on the deals so far, so they flatter
+    # it; the greedy turn and the survivor meet again on deals neither has seen.
     best = others[0]
-    differences = [b - a for a, b in zip(values[0], values[best], strict=True)]
+    differences = []
+    for _ in range(duel):
+        world = determinize(view, rng)
+        differences.append(evaluate(world, candidates[best], seat, level)
+                           - evaluate(world, candidates[0], seat, level))
     count = len(differences)
     mean = sum(differences) / count
-    if count < 2:
-        return best if mean > 0 else 0
     variance = sum((d - mean) ** 2 for d in differences) / (count - 1)
     return best if mean > level.margin * (variance / count) ** 0.5 else 0
 
