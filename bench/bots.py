@@ -18,7 +18,8 @@ Everything runs in this one process, on one core (``--cpu N`` pins it). Pairings
   sensible action), p50 / p99 / max, in CPU seconds of this process (the machine is shared,
   so wall time is printed beside it).
 
-Games are seeded ``bench-bots:<pairing>:<n>``, the bots ``bench-bots:<n>``: a run replays.
+Games are seeded ``bench-bots:<pairing>:<n>``, the bots ``bench-bots:<n>``: a run replays, and
+``--first`` splits a pairing over several runs (game numbers ``first`` onwards).
 Figures are printed and written as JSON to ``bench/results/bots.json`` (git-ignored), after
 every game, so a run stopped early still leaves its figures. Nothing is asserted.
 """
@@ -134,10 +135,12 @@ class Pairing:
         return out
 
 
-def play_pairing(pairing: Pairing, games: int, options: Options, report: Any) -> None:
-    """Play ``games`` games of the search bot against greedy, updating ``pairing``."""
+def play_pairing(
+    pairing: Pairing, games: int, options: Options, report: Any, first: int = 0
+) -> None:
+    """Play games ``first`` .. ``first + games - 1`` of the search bot against greedy."""
     start = time.perf_counter()
-    for number in range(games):
+    for number in range(first, first + games):
         seat = number % pairing.players
         bot = Timed(make_strategy(pairing.level, f"bench-bots:{number}"), pairing.decisions)
         strategies = [bot if s == seat else greedy for s in range(pairing.players)]
@@ -209,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--four", type=int, default=100, help="four-player games (100)")
     parser.add_argument("--target", type=int, default=200, help="target score (200)")
     parser.add_argument("--quick", action="store_true", help="4 + 4 games to 50 points")
+    parser.add_argument("--first", type=int, default=0,
+                        help="number of the first game (to split a pairing over runs)")
     parser.add_argument("--cpu", type=int, help="pin this process to one CPU")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON file ({RESULTS})")
     args = parser.parse_args(argv)
@@ -235,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             pairing = Pairing(f"{level}/{name}", level, players, args.target)
             pairings.append(pairing)
-            play_pairing(pairing, games, options, report)
+            play_pairing(pairing, games, options, report, args.first)
     for pairing in pairings:
         print_pairing(pairing)
     print(f"\nwritten to {args.output}")
