@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
     from dos_client.api import DosApi
 
+# The server's bots (dos_server.services.lobby.BOT_STRATEGIES; the client imports no server code).
+BOT_CHOICES = ("random", "greedy", "search-1", "search-2", "search-3")
+
 
 @dataclass
 class Settings:
@@ -288,8 +291,9 @@ def _duration(text: str | None) -> int | None:
               help="A player's seat (repeat; order is seating order).")
 @click.option("--open", "open_seats", type=click.IntRange(0, 3), default=0,
               help="Seats left open, claimed later with the invite code.")
-@click.option("--bot", "bots", multiple=True, type=click.Choice(["random", "greedy"]),
-              help="A bot seat (repeat).")
+@click.option("--bot", "bots", multiple=True, type=click.Choice(BOT_CHOICES),
+              help="A bot seat (repeat): random, greedy, or the searching bot at level "
+                   "1 (quick) to 3 (strongest).")
 @click.option("--me", metavar="NAME", help="Join the seat NAME yourself right away.")
 @click.option("--after-draw", type=click.Choice(["drawn_card", "any"]), default="drawn_card",
               show_default=True, help="What may be matched after drawing (RULES 3.6).")

@@ -1,7 +1,8 @@
 """Bots: a strategy is a function ``(view, legal_actions) -> action``.
 
 ``RandomStrategy(seed)`` picks uniformly (seeded, never the global ``random``); ``greedy`` prefers
-colour matches, double matches and getting high-value cards out. ``play_game`` runs self-play.
+colour matches, double matches and getting high-value cards out; ``search-1`` to ``search-3``
+search over what their seat cannot see (``dos_engine.search``). ``play_game`` runs self-play.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dos_engine.game import Game, View
 from dos_engine.matching import Bonus, declare_match
 from dos_engine.options import Options
 from dos_engine.record import GameRecord
+from dos_engine.search import LEVELS, make_search
 
 Strategy = Callable[[View, Sequence[Action]], Action]
 
@@ -61,6 +63,8 @@ def greedy(view: View, legal: Sequence[Action]) -> Action:
 STRATEGIES: dict[str, Callable[[int | str], Strategy]] = {
     "random": RandomStrategy,
     "greedy": lambda seed: greedy,
+    # Determinized search over whole turns (dos_engine.search), by playout budget.
+    **{name: make_search(name) for name in LEVELS},
 }
 
 

@@ -84,7 +84,7 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     turn_started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(),
                                                              nullable=True)
     reminded: Mapped[bool] = mapped_column(default=False)
-    timeout_policy: Mapped[str] = mapped_column(String(16), default="random")  # random|greedy
+    timeout_policy: Mapped[str] = mapped_column(String(16), default="random")  # a bot name
     forfeit_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_days: Mapped[int] = mapped_column(Integer, default=14)  # per seat per year
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
@@ -117,7 +117,7 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
     name: Mapped[str | None] = mapped_column(String(40), nullable=True)  # None: open seat
     email: Mapped[str | None] = mapped_column(String(254), nullable=True)
     webhook_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
-    bot: Mapped[str | None] = mapped_column(String(16), nullable=True)  # random | greedy
+    bot: Mapped[str | None] = mapped_column(String(16), nullable=True)  # a bot name (lobby.BOT_STRATEGIES)
     token_version: Mapped[int] = mapped_column(Integer, default=1)
     claimed: Mapped[bool] = mapped_column(default=False)
     resigned: Mapped[bool] = mapped_column(default=False)

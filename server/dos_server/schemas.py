@@ -8,6 +8,7 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import validate
 
+from dos_server.services.lobby import BOT_STRATEGIES
 from dos_server.services.notify import EVENTS
 from dos_server.validation import EMAIL_MAX, NAME_MAX, clean_email, clean_name
 
@@ -64,7 +65,7 @@ class SeatIn(ma.Schema):
     email = EmailAddress()
     webhook_url = ma.fields.URL(schemes={"http", "https"}, require_tld=False,
                                 validate=validate.Length(max=2048))
-    bot = ma.fields.String(validate=validate.OneOf(["random", "greedy"]))
+    bot = ma.fields.String(validate=validate.OneOf(BOT_STRATEGIES))
 
 
 class OptionsIn(ma.Schema):
@@ -79,7 +80,7 @@ class CreateGameIn(ma.Schema):
                            validate=validate.Length(min=2, max=4))
     options = ma.fields.Nested(OptionsIn, load_default=dict)
     timeout_policy = ma.fields.String(
-        load_default="random", validate=validate.OneOf(["random", "greedy"]),
+        load_default="random", validate=validate.OneOf(BOT_STRATEGIES),
         metadata={"description": "who plays a turn whose time ran out"})
     forfeit_after = StrictInteger(
         allow_none=True, validate=validate.Range(min=1, max=100),

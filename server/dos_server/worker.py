@@ -9,7 +9,9 @@
 3. on failure schedules the next try on the Standard Webhooks schedule with jitter (or the
    receiver's ``Retry-After`` if longer); after the last it dead-letters the row and tells the
    seat's owner by the other channel;
-4. sends the 80% reminders and applies the timeout policy to turns whose deadline passed.
+4. sends the 80% reminders and applies the timeout policy to turns whose deadline passed;
+5. plays the searching bots (``search-1``..) whose turn it is: requests stop before their turn
+   so that a person's move returns at once (``play.run_bots``).
 
 A worker killed mid-batch loses nothing: its leased rows become due again when the lease ends.
 
@@ -47,11 +49,19 @@ import click
 from flask import Flask, current_app
 from sqlalchemy import or_, select
 
+from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server.database import write_transaction
 from dos_server.delivery import email, webhooks
 from dos_server.delivery.email import DeliveryError
 from dos_server.extensions import db
-from dos_server.models import DeliveryAttemptRow, GameRow, NotificationRow, as_utc, utcnow
+from dos_server.models import (
+    DeliveryAttemptRow,
+    GameRow,
+    NotificationRow,
+    SeatRow,
+    as_utc,
+    utcnow,
+)
 from dos_server.services import access, digest, inbound, notify, play
 
 log = logging.getLogger("dos_server.worker")
@@ -255,6 +265,7 @@ def run_once(clock: Clock = utcnow) -> int:
     for notification_id in ids:
         delivered += deliver(notification_id, clock)
     check_deadlines(clock())
+    play_bot_turns(clock())
     digest.send_digests(clock())
     inbound.process_pending(clock())  # emailed moves a crash left unprocessed (issue #6)
     return delivered
@@ -281,6 +292,33 @@ def check_deadlines(now: datetime) -> int:
               and as_utc(started) + timedelta(seconds=0.8 * limit) <= now):
             changed += _remind(game_id, now)
     return changed
+
+
+def play_bot_turns(now: datetime) -> int:
+    """Play the searching bots whose turn it is; returns how many games moved.
+
+    Candidates are the active games whose stored state has a searching bot seat to move
+    (read without a lock); each is then locked and checked again, so a game another worker
+    has just played is skipped. (A column saying "a bot is due" would spare reading states.)
+    """
+    rows = db.session.execute(
+        select(GameRow.id, GameRow.state, SeatRow.index)
+        .join(SeatRow, SeatRow.game_id == GameRow.id)
+        .where(GameRow.status == "active", SeatRow.bot.in_(sorted(SEARCH_LEVELS)),
+               SeatRow.resigned.is_(False))
+        .limit(500)
+    ).all()
+    db.session.rollback()
+    candidates = sorted({game_id for game_id, state, index in rows
+                         if isinstance(state, dict) and state.get("current") == index
+                         and state.get("winner") is None})
+    moved = 0
+    for game_id in candidates:
+        with write_transaction():
+            game = access.get_game(game_id, for_update=True)
+            if game.status == "active":
+                moved += play.play_waiting_bots(game, now)
+    return moved
 
 
 def _remind(game_id: str, now: datetime) -> int:

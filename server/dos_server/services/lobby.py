@@ -38,7 +38,8 @@ from dos_server.services.access import (
 from dos_server.services.play import deal
 from dos_server.services.read import game_body
 
-BOT_STRATEGIES = ("random", "greedy")
+# Bots a seat (or the timeout policy) may use; the search levels are dos_engine.search.LEVELS.
+BOT_STRATEGIES = ("random", "greedy", "search-1", "search-2", "search-3")
 
 
 @dataclass(frozen=True)

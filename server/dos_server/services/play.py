@@ -32,6 +32,7 @@ from dos_engine import (
     start_game,
 )
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
+from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, as_utc, utcnow
@@ -69,15 +70,16 @@ BEFORE_DEAL = TurnMark(turn_no=0, over=False)
 
 
 def after_move(game: GameRow, state: Game, before: TurnMark, rows: list[EventRow],
-               now: datetime | None = None) -> list[EventRow]:
+               now: datetime | None = None, in_worker: bool = False) -> list[EventRow]:
     """Bots play, the state is stored, the outbox written; returns ``rows`` plus the bots'.
 
     ``rows``: the history rows the move itself appended. ``now``: the worker's clock when it
-    applies a timeout (default: the wall clock).
+    applies a timeout (default: the wall clock). ``in_worker``: searching bots may play too
+    (a request stops before their turn and leaves it to the worker, see :func:`run_bots`).
     """
     if not any(seat_plays(seat) for seat in game.seats):
         return rows + _end_without_people(game, state)
-    rows = rows + run_bots(game, state)
+    rows = rows + run_bots(game, state, in_worker)
     save_state(game, state, before, now)
     notify.after_change(game, state, new_turn=state.turn_no != before.turn_no,
                         just_over=state.is_over and not before.over,
@@ -109,15 +111,24 @@ def _end_without_people(game: GameRow, state: Game) -> list[EventRow]:
     return [row]
 
 
-def run_bots(game: GameRow, state: Game) -> list[EventRow]:
-    """Bots (and resigned seats, played by ``random``) move right after the turn before them."""
+def searching_bot(seat: SeatRow) -> bool:
+    """A bot that searches (``search-1``..): it takes longer than a request should wait."""
+    return seat.bot in SEARCH_LEVELS and not seat.resigned
+
+
+def run_bots(game: GameRow, state: Game, in_worker: bool = False) -> list[EventRow]:
+    """Bots (and resigned seats, played by ``random``) move right after the turn before them.
+
+    Outside the worker this stops before a searching bot's turn: the request returns at once,
+    and the worker's next pass plays that bot (:func:`play_waiting_bots`).
+    """
     seats = {seat.index: seat for seat in game.seats}
     rows: list[EventRow] = []
     for _ in range(MAX_BOT_ACTIONS_PER_REQUEST):
         if state.is_over:
             return rows
         seat = seats[state.current]
-        if not (seat.bot or seat.resigned):
+        if not (seat.bot or seat.resigned) or (searching_bot(seat) and not in_worker):
             return rows
         strategy = make_strategy(seat.bot or "random", f"{state.seed}:{state.actions_played}")
         legal = state.legal_actions(seat.index)
@@ -309,6 +320,16 @@ def resign_seat(game: GameRow, index: int) -> None:
         after_move(game, state, TurnMark.of(state), rows)
 
 
+def play_waiting_bots(game: GameRow, now: datetime) -> bool:
+    """The worker plays a searching bot whose turn it is (``game`` locked); True if it did."""
+    state = engine_state(game)
+    if state.is_over or not searching_bot(seat_of(game, state.current)):
+        return False
+    game.version += 1
+    after_move(game, state, TurnMark.of(state), [], now, in_worker=True)
+    return True
+
+
 def apply_timeout(game: GameRow, now: datetime) -> None:
     """The current turn's time is up: the game's timeout policy plays it (locked ``game``).
 
@@ -341,6 +362,7 @@ __all__ = [
     "apply_timeout",
     "apply_turn",
     "deal",
+    "play_waiting_bots",
     "resign",
     "resign_seat",
     "seat_plays",

@@ -1,0 +1,75 @@
+"""The searching bot is offered wherever bots are (seats, the timeout policy, the client), and
+it moves in the worker, not inside a person's request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from server_helpers import assert_problem, auth, create, join, stored_state
+
+from dos_engine import GameRecord, replay
+from dos_engine.search import LEVELS
+from dos_server import worker
+from dos_server.models import utcnow
+from dos_server.services.lobby import BOT_STRATEGIES
+
+
+def test_every_search_level_is_a_bot_the_server_offers() -> None:
+    assert set(LEVELS) <= set(BOT_STRATEGIES)
+
+
+def _post(client: FlaskClient, game_id: str, token: str) -> dict[str, Any]:
+    """The person plays their first legal action; returns the answer's body."""
+    listing = client.get(f"/api/games/{game_id}/actions", headers=auth(token)).get_json()
+    answer = client.post(f"/api/games/{game_id}/actions", headers=auth(token),
+                         json={"version": listing["version"], "number": 1})
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    return dict(answer.get_json())
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+def test_a_search_bot_moves_in_the_worker_not_in_the_request(
+    app: Flask, client: FlaskClient, level: str
+) -> None:
+    """A person's request stops before the searching bot's turn; the worker's pass plays it."""
+    game = create(client, [{"name": "ann"}, {"bot": level}], target_score=1)
+    game_id = game["id"]
+    token = join(client, game_id, invite=game["invites"][0]["invite"])["player_token"]
+    bot_turns = 0
+    for _ in range(400):
+        body = client.get(f"/api/games/{game_id}", headers=auth(token)).get_json()
+        if body["status"] == "finished":
+            break
+        if body["view"]["current"] == 0:
+            _post(client, game_id, token)
+            continue
+        version = body["version"]
+        with app.app_context():  # the bot waits for the worker: a read changes nothing
+            assert worker.play_bot_turns(utcnow()) == 1
+            assert worker.play_bot_turns(utcnow()) == 0  # played once, not twice
+        after = client.get(f"/api/games/{game_id}", headers=auth(token)).get_json()
+        assert after["version"] == version + 1
+        assert after["status"] == "finished" or after["view"]["current"] == 0
+        bot_turns += 1
+    else:
+        raise AssertionError("the game did not finish")
+    assert bot_turns > 0
+    record = client.get(f"/api/games/{game_id}/record").get_json()
+    assert replay(GameRecord.from_dict(record)) == stored_state(app, game_id)
+
+
+def test_the_timeout_policy_may_be_a_search_level(client: FlaskClient) -> None:
+    answer = client.post("/api/games", json={"seats": [{"name": "ann"}, {"name": "bob"}],
+                                             "timeout_policy": "search-2"})
+    assert answer.status_code == 201, answer.get_data(as_text=True)
+    wrong = client.post("/api/games", json={"seats": [{"name": "ann"}, {"bot": "search-9"}]})
+    assert_problem(wrong, 422)
+
+
+def test_the_client_offers_the_same_bots() -> None:
+    from dos_client.cli import BOT_CHOICES
+
+    assert tuple(BOT_CHOICES) == BOT_STRATEGIES
