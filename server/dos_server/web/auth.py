@@ -22,6 +22,7 @@ from flask import current_app, request, session
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from dos_server import tokens
+from dos_server.api.signin import SESSION_KEY as ACCOUNT_KEY
 from dos_server.problems import Problem
 from dos_server.services import access
 
@@ -95,6 +96,35 @@ def games() -> list[str]:
             at = entry.get("at", 0) if isinstance(entry, dict) else 0
             found[game_id] = max(found.get(game_id, 0), at)
     return sorted(found, key=lambda g: -found[g])
+
+
+# -- the account (one identity for all your games, issue #14) -------------------------------
+
+
+def account_token() -> str | None:
+    """The account token this browser signed in with (``/me`` or the emailed link)."""
+    value = session.get(ACCOUNT_KEY)
+    return value if isinstance(value, str) and value else None
+
+
+def remember_account(token: str) -> None:
+    session[ACCOUNT_KEY] = token
+    session.pop("login", None)
+    session.permanent = True
+
+
+def forget_account() -> None:
+    session.pop(ACCOUNT_KEY, None)
+
+
+def login_address() -> str | None:
+    """The address a sign-in code was last asked for in this browser (to prefill its form)."""
+    value = session.get("login")
+    return value if isinstance(value, str) else None
+
+
+def remember_login(address: str) -> None:
+    session["login"] = address[:254]
 
 
 # -- a token in a URL, parked until the visitor presses the button ---------------------------
@@ -210,19 +240,24 @@ __all__ = [
     "CSRF_FIELD",
     "Pending",
     "SignIn",
+    "account_token",
     "check_csrf",
     "clear_pending",
     "csrf_token",
+    "forget_account",
     "forget_seat",
     "games",
     "host_token",
     "invite_seat_name",
     "last_seen",
+    "login_address",
     "mark_seen",
     "park",
     "pending",
     "player_token",
+    "remember_account",
     "remember_host",
+    "remember_login",
     "remember_seat",
     "resolve",
 ]
