@@ -388,6 +388,21 @@ def test_create_invite_join_and_start_through_pages(app: Flask) -> None:
     assert "alice (you)" in host.get(f"/games/{game_id}").get_data(as_text=True)
 
 
+def test_the_lobby_offers_every_rule_option(app: Flask) -> None:
+    host = app.test_client()
+    form = host.get("/new").get_data(as_text=True)
+    for name in ("after_draw", "bonus_placement", "dos_call", "target_score"):
+        assert f'name="{name}"' in form
+    response = post(host, "/new", create_form(bonus_placement="mandatory", after_draw="any",
+                                              seat1_kind="open"), page="/new")
+    assert response.status_code == 303
+    game_id = response.headers["Location"].split("/")[2]
+    options = api_view(host, game_id)["options"]
+    assert (options["bonus_placement"], options["after_draw"]) == ("mandatory", "any")
+    refused = post(host, "/new", create_form(bonus_placement="sometimes"), page="/new")
+    assert refused.status_code == 422  # shown on the page, nothing created
+
+
 def test_host_starts_with_the_seats_filled_so_far_or_cancels(app: Flask) -> None:
     host = app.test_client()
     game_id = post(host, "/new", create_form(seat1_kind="open"), page="/new") \

@@ -145,7 +145,7 @@ def new_game() -> Page:
 
 def _new_defaults() -> dict[str, Any]:
     form: dict[str, Any] = {"target_score": "200", "after_draw": "drawn_card", "dos_call": False,
-                            "turn_time_limit": "86400", "me": "0"}
+                            "bonus_placement": "optional", "turn_time_limit": "86400", "me": "0"}
     for index, kind in enumerate(("person", "person", "none", "none")):
         form[f"seat{index}_kind"] = kind
         form[f"seat{index}_name"] = ""
@@ -182,7 +182,8 @@ def create_game() -> Page:
             errors.append(f"seat {index + 1}: choose a person, a bot, an open seat or nobody")
     payload: dict[str, Any] = {
         "seats": seats,
-        "options": {"after_draw": form.get("after_draw"), "dos_call": bool(form["dos_call"])},
+        "options": {"after_draw": form.get("after_draw"), "dos_call": bool(form["dos_call"]),
+                    "bonus_placement": form.get("bonus_placement")},
     }
     target = _int(str(form.get("target_score", "")))
     if target is None:
