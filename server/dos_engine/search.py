@@ -246,6 +246,7 @@ def determinize(view: View, rng: random.Random) -> Game:
             "center_row": [slot.to_dict() for slot in view.center_row],
             "reshuffles": 0,
             "dos_missed": list(view.dos_missed),
+            "dos_calls": list(view.dos_calls),  # public: who called DOS (printed rule)
             "winner": None,
             "actions_played": 0,
         }
@@ -261,6 +262,7 @@ def determinize(view: View, rng: random.Random) -> Game:
             "bonus_phase": phase is Phase.BONUS,
             "placements_left": view.placements_left,
             "called_dos": view.dos_called,
+            "penalty": view.dos_penalty,
         }
     )
     raw["turn"] = turn

@@ -5,7 +5,7 @@ applies and answers like the SMTP one."""
 from __future__ import annotations
 
 import smtplib
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from mailtest_helpers import (
@@ -84,11 +84,11 @@ def test_processing_crash_during_smtp_delivery_is_recovered(
     real_process = inbound.process
     calls: list[int] = []
 
-    def crash_once(row_id: int) -> str:
+    def crash_once(row_id: int, now: datetime | None = None) -> str:
         calls.append(row_id)
         if len(calls) == 1:
             raise ConnectionError("the database went away")
-        return real_process(row_id)
+        return real_process(row_id, now)
 
     monkeypatch.setattr(inbound, "process", crash_once)
     message = write_reply("gmail", email_in, "1", address)

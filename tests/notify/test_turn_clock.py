@@ -39,8 +39,12 @@ def _turn(app: Flask, game_id: str) -> tuple[int, datetime, datetime, str]:
         game = db.session.get(GameRow, game_id)
         assert game is not None
         assert game.state is not None
-        out = (int(game.state["turn_no"]), _utc(game.turn_started_at),
-               _utc(game.turn_deadline), game.status)
+        if game.status != "active":  # over (a bot went out, or nobody is left): no clock
+            ended = datetime.min.replace(tzinfo=UTC)
+            out = (int(game.state["turn_no"]), ended, ended, game.status)
+        else:
+            out = (int(game.state["turn_no"]), _utc(game.turn_started_at),
+                   _utc(game.turn_deadline), game.status)
         db.session.remove()
     return out
 

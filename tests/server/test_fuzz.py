@@ -148,10 +148,18 @@ def _snapshot(app: Flask, game_id: str) -> tuple[Any, ...]:
     return shot
 
 
+def _is_web_page(request: dict[str, Any]) -> bool:
+    """The browser's pages answer errors as HTML pages (still never a 500); the API as
+    problem+json."""
+    path = str(request.get("path", ""))
+    return not (path.startswith("/api") or path.startswith("/inbound")
+                or path in ("/healthz", "/readyz", "/openapi.json"))
+
+
 def _check(response: Any, request: dict[str, Any]) -> None:
     status = response.status_code
     assert status < 500, (request, response.get_data(as_text=True))
-    if status >= 400:
+    if status >= 400 and not _is_web_page(request):
         assert response.mimetype == PROBLEM_JSON, (request, response.mimetype)
         body = response.get_json()
         assert body["status"] == status
