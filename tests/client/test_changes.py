@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -60,4 +61,8 @@ def test_plain_output_has_no_trailing_spaces_and_does_not_wrap(table: Table) -> 
             assert line == line.rstrip(), (args, line)
     hints = ok("--profile", mover, "moves").stdout
     assert "`dos-client" in hints
-    assert any(len(line) > 80 for line in ok("--profile", mover, "moves").stdout.splitlines())
+    # No wrapping at 80 columns: every description stands whole on one line, however long.
+    listed = json.loads(ok("--profile", mover, "--json", "moves").stdout)["actions"]
+    plain = ok("--profile", mover, "moves").stdout.splitlines()
+    for entry in listed:
+        assert any(entry["description"] in line for line in plain), entry

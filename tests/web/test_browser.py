@@ -19,6 +19,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 from web_helpers import api_game, api_view, join_api, signin_link
 
 from testkit import build_app, dispose, serving
@@ -104,7 +105,7 @@ def test_email_link_signs_in_and_a_whole_game_is_played_in_browsers(
             break
         seat = body["view"]["current"]
         page = pages[seat]
-        page.goto(f"{site.base}/games/{game_id}")
+        open_page(page, f"{site.base}/games/{game_id}")
         before = version(page)
         assert before == body["version"]
         assert hand(page) == site.view(game_id, tokens[seat])["view"]["hand"]
@@ -114,7 +115,7 @@ def test_email_link_signs_in_and_a_whole_game_is_played_in_browsers(
     else:
         pytest.fail("the game did not end")
     for page in pages:
-        page.goto(f"{site.base}/games/{game_id}")
+        open_page(page, f"{site.base}/games/{game_id}")
         expect(page.get_by_role("heading", name="Final scores")).to_be_visible()
         expect(page.get_by_text("commitments verified")).to_be_visible()
     spectator.goto(f"{site.base}/games/{game_id}")
@@ -124,6 +125,17 @@ def test_email_link_signs_in_and_a_whole_game_is_played_in_browsers(
     expect(spectator.get_by_text(record["seed"])).to_be_visible()
     for page in [*pages, spectator]:
         page.context.close()
+
+
+def open_page(page: Page, url: str) -> None:
+    """``page.goto``, again if the page's own live update reloaded it at that moment."""
+    for attempt in range(5):
+        try:
+            page.goto(url)
+            return
+        except PlaywrightError as error:
+            if "interrupted by another navigation" not in str(error) or attempt == 4:
+                raise
 
 
 def test_spectator_sees_no_hand(browser: Browser, site: Site) -> None:
