@@ -353,9 +353,8 @@ def _scorer(game: Game) -> Any:
 
 
 def action_score(row: Sequence[Card], action: Action) -> int:
-    """The ranking of ``strategies.greedy``, from the Center Row's cards alone (no view), so
-    that playouts need not build views. Kept here rather than shared because ``strategies``
-    imports this module; ``test_search`` checks that both always pick the same action."""
+    """The greedy bot's ranking of ``action``, from the Center Row's cards alone (no view), so
+    that playouts need not build views; ``strategies.greedy`` ranks with it too."""
     if isinstance(action, CallDos):
         return 10_000
     if isinstance(action, Catch):

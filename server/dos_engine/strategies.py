@@ -10,12 +10,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from dos_engine.actions import Action, Add, CallDos, Catch, Draw, End, Match, Place
+from dos_engine.actions import Action
 from dos_engine.game import Game, View
-from dos_engine.matching import Bonus, declare_match
 from dos_engine.options import Options
 from dos_engine.record import GameRecord
-from dos_engine.search import LEVELS, make_search
+from dos_engine.search import LEVELS, action_score, make_search
 
 Strategy = Callable[[View, Sequence[Action]], Action]
 
@@ -30,34 +29,11 @@ class RandomStrategy:
         return legal[self._rng.randrange(len(legal))]
 
 
-_BONUS_WEIGHT = {Bonus.NONE: 0, Bonus.SINGLE_COLOUR: 30, Bonus.DOUBLE_COLOUR: 60}
-
-
-def _greedy_score(view: View, action: Action) -> int:
-    if isinstance(action, CallDos):
-        return 10_000
-    if isinstance(action, Catch):
-        return 9_000
-    if isinstance(action, Match):
-        target = view.center_row[action.position - 1].card
-        declaration = declare_match(target, action.cards)
-        bonus = declaration.bonus if declaration else Bonus.NONE
-        return (1_000 + _BONUS_WEIGHT[bonus] + 10 * len(action.cards)
-                + sum(c.points for c in action.cards))
-    if isinstance(action, Place):
-        return 500 + action.card.points
-    if isinstance(action, Add):
-        return 100 + action.card.points
-    if isinstance(action, Draw):
-        return 10
-    assert isinstance(action, End)
-    return 0
-
-
 def greedy(view: View, legal: Sequence[Action]) -> Action:
     """Highest score wins: DOS calls and catches, then the best match, bonus placements
     (highest points first), adding the highest-value card, drawing, and ending last."""
-    return max(legal, key=lambda action: _greedy_score(view, action))
+    row = [slot.card for slot in view.center_row]
+    return max(legal, key=lambda action: action_score(row, action))
 
 
 STRATEGIES: dict[str, Callable[[int | str], Strategy]] = {
