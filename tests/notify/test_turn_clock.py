@@ -76,7 +76,8 @@ def test_each_turn_of_one_person_has_its_own_clock(
     hook = receiver.url("/dora")
     for _ in range(10):  # bots may (rarely) win the whole game before dora's first turn
         game = create(client, [{"name": "dora", "email": DORA, "webhook_url": hook},
-                               *TABLES[table]], turn_time_limit=LIMIT)
+                               *TABLES[table]], turn_time_limit=LIMIT,
+                      options={"target_score": 10_000})  # no bot wins the game in six turns
         if game["status"] == "active":
             break
     assert game["status"] == "active"
