@@ -70,6 +70,8 @@ _GAME_END_VALUE = 2.0
 _MATCH_WIDTH = (6, 3, 2, 1)
 _PLACE_WIDTH = 4
 _ADD_WIDTH = 8
+# action_score of a match by (CR card id, hand card ids): at most 41 * 41 * 41 entries.
+_MATCH_SCORES: dict[tuple[int, ...], int] = {}
 
 
 class SearchStrategy:
@@ -280,20 +282,29 @@ def candidate_turns(game: Game, seat: int, limit: int) -> list[tuple[Action, ...
     """Whole turns from ``game`` (``seat`` to move), best-ranked first, at most ``limit``.
 
     A turn stops at its end or right after a ``draw``. The first candidate is the greedy turn.
+    Every first step the search follows gets its greedy completion first (the choice made now is
+    the first step: the next decision searches again), then the other completions fill the list.
     """
     out: list[tuple[Action, ...]] = []
+    seen: set[tuple[Action, ...]] = set()
     round_no = game.round_no
 
-    def visit(node: Game, prefix: tuple[Action, ...], after: int, below: int) -> None:
+    def visit(node: Game, prefix: tuple[Action, ...], after: int, below: int, wide: bool) -> None:
         if len(out) >= limit:
             return
         if prefix and (_turn_over(node, seat, round_no) or isinstance(prefix[-1], Draw)):
-            out.append(prefix)
+            if prefix not in seen:
+                seen.add(prefix)
+                out.append(prefix)
             return
         choices = _ranked_choices(node, seat, after, below, len(prefix))
         if not choices:  # nothing the search follows (cannot happen in a legal position)
-            out.append(prefix)
+            if prefix not in seen:
+                seen.add(prefix)
+                out.append(prefix)
             return
+        if prefix and not wide:
+            choices = choices[:1]
         for action in choices:
             child = node.copy()
             child.play(action, seat)
@@ -302,11 +313,13 @@ def candidate_turns(game: Game, seat: int, limit: int) -> list[tuple[Action, ...
                 (*prefix, action),
                 action.position if isinstance(action, Match) else after,
                 action.card.id if isinstance(action, Place) else below,
+                wide,
             )
             if len(out) >= limit:
                 return
 
-    visit(game, (), 0, 1 << 30)
+    visit(game, (), 0, 1 << 30, False)
+    visit(game, (), 0, 1 << 30, True)
     return out
 
 
@@ -360,10 +373,16 @@ def action_score(row: Sequence[Card], action: Action) -> int:
     if isinstance(action, Catch):
         return 9_000
     if isinstance(action, Match):
-        declaration = declare_match(row[action.position - 1], action.cards)
-        bonus = declaration.bonus if declaration else Bonus.NONE
-        return (1_000 + _BONUS_WEIGHT[bonus] + 10 * len(action.cards)
-                + sum(c.points for c in action.cards))
+        target = row[action.position - 1]
+        key = (target.id, *(card.id for card in action.cards))
+        found = _MATCH_SCORES.get(key)
+        if found is None:  # declare_match is the costly part of a playout: once per card set
+            declaration = declare_match(target, action.cards)
+            bonus = declaration.bonus if declaration else Bonus.NONE
+            found = (1_000 + _BONUS_WEIGHT[bonus] + 10 * len(action.cards)
+                     + sum(c.points for c in action.cards))
+            _MATCH_SCORES[key] = found
+        return found
     if isinstance(action, Place):
         return 500 + action.card.points
     if isinstance(action, Add):

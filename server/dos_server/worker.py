@@ -297,23 +297,25 @@ def check_deadlines(now: datetime) -> int:
 def play_bot_turns(now: datetime) -> int:
     """Play the searching bots whose turn it is; returns how many games moved.
 
-    Candidates are the active games whose stored state has a searching bot seat to move
-    (read without a lock); each is then locked and checked again, so a game another worker
-    has just played is skipped. (A column saying "a bot is due" would spare reading states.)
+    The database finds the games (no state leaves it): an active game whose stored state names
+    as the player to move (``state.current``, no winner yet) a seat holding a searching bot that
+    has not resigned. Each is then locked and checked again, so a game another worker has just
+    played is skipped.
     """
-    rows = db.session.execute(
-        select(GameRow.id, GameRow.state, SeatRow.index)
+    state = GameRow.state
+    ids = db.session.execute(
+        select(GameRow.id)
         .join(SeatRow, SeatRow.game_id == GameRow.id)
         .where(GameRow.status == "active", SeatRow.bot.in_(sorted(SEARCH_LEVELS)),
-               SeatRow.resigned.is_(False))
-        .limit(500)
-    ).all()
+               SeatRow.resigned.is_(False),
+               state["current"].as_integer() == SeatRow.index,
+               state["winner"].as_integer().is_(None))
+        .order_by(GameRow.updated_at)
+        .limit(100)
+    ).scalars().all()
     db.session.rollback()
-    candidates = sorted({game_id for game_id, state, index in rows
-                         if isinstance(state, dict) and state.get("current") == index
-                         and state.get("winner") is None})
     moved = 0
-    for game_id in candidates:
+    for game_id in ids:
         with write_transaction():
             game = access.get_game(game_id, for_update=True)
             if game.status == "active":
