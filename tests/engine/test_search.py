@@ -19,6 +19,7 @@ from dos_engine import (
     CallDos,
     Catch,
     Game,
+    GameRecord,
     Options,
     RandomStrategy,
     Strategy,
@@ -29,6 +30,7 @@ from dos_engine import (
     replay,
 )
 from dos_engine.search import (
+    DEFAULT_LEVEL,
     LEVELS,
     Level,
     SearchStrategy,
@@ -137,6 +139,19 @@ def test_bot_games_replay() -> None:
     assert replay(record) == game == again  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("level", ["search-1", DEFAULT_LEVEL])
+def test_a_game_at_a_real_level_replays_from_its_record(level: str) -> None:
+    """The same seeds give the same game, action for action, and its record replays to it."""
+    def run() -> tuple[Game, GameRecord]:
+        bots: list[Strategy] = [make_strategy(level, "replay-real"), greedy]
+        return play_game(["a", "b"], f"replay-{level}", bots, Options(target_score=1))
+
+    game, record = run()
+    again, record_again = run()
+    assert record == record_again
+    assert replay(record) == game == again
+
+
 @pytest.mark.parametrize(("count", "after_draw", "dos_call"), COMBINATIONS)
 def test_whole_games_end_with_legal_actions(count: int, after_draw: str, dos_call: bool) -> None:
     """play_game raises on an illegal choice; the bot plays against greedy and random."""
@@ -177,6 +192,43 @@ def test_every_level_chooses_legal_actions(level: str) -> None:
     for game, seat in positions(3, Options(dos_call=True), f"legal-{level}", every=5, limit=4):
         bot(game.view(seat), game.legal_actions(seat))
     assert bot.calls == 4
+
+
+# 500 games, every level in every one of them, in chunks that pytest-xdist can spread.
+LEGAL_GAMES, LEGAL_CHUNKS = 500, 10
+
+
+@pytest.mark.parametrize("chunk", range(LEGAL_CHUNKS))
+def test_every_level_is_legal_over_500_games(chunk: int) -> None:
+    """Each game is one round (target 1) of 2-4 players under varied options, every search level
+    seated in it (beside greedy or random when there are seats left), so every level meets every
+    kind of position. Each level keeps its candidate width (what decides the actions it may
+    pick) at the smallest playout budget, one deal per candidate per halving, and playouts cut
+    after 12 actions, which keeps the test quick (about 60 s of CPU in all); ``Checked`` and
+    ``play_game`` both fail on an illegal choice."""
+    levels = [Level(level.name, playouts=1, max_candidates=level.max_candidates,
+                    max_round_actions=12)
+              for level in LEVELS.values()]
+    per_chunk = LEGAL_GAMES // LEGAL_CHUNKS
+    decisions = 0
+    for number in range(chunk * per_chunk, (chunk + 1) * per_chunk):
+        count, after_draw, dos_call = COMBINATIONS[number % len(COMBINATIONS)]
+        options = Options(after_draw="any" if after_draw == "any" else "drawn_card",
+                          dos_call=dos_call, target_score=1,
+                          bonus_placement="mandatory" if number % 5 == 0 else "optional")
+        bots: list[Checked] = []
+        for seat in range(count):
+            slot = (seat + number) % max(count, len(levels))
+            if slot < len(levels):
+                inner: Strategy = SearchStrategy(f"legal/{number}/{seat}", levels[slot])
+            else:
+                inner = greedy if number % 2 else RandomStrategy(f"legal/{number}/{seat}")
+            bots.append(Checked(inner))
+        game, _ = play_game([f"p{n}" for n in range(count)], f"legal-500-{number}", bots, options)
+        assert game.is_over
+        assert game.card_count() == 108
+        decisions += sum(bot.calls for bot in bots)
+    assert decisions > per_chunk * 10
 
 
 def test_trivial_choices_need_no_search() -> None:
