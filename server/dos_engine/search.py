@@ -57,9 +57,12 @@ class Level:
 
 
 LEVELS: dict[str, Level] = {
-    "search-1": Level("search-1", playouts=48, max_candidates=8),
-    "search-2": Level("search-2", playouts=160, max_candidates=24),
-    "search-3": Level("search-3", playouts=600, max_candidates=40),
+    # Few candidates, many deals each: the first halving must compare candidates on enough
+    # deals (the budget spread over 24 candidates gave each one deal, and the choice was
+    # nearly random in 4-player games).
+    "search-1": Level("search-1", playouts=96, max_candidates=6),
+    "search-2": Level("search-2", playouts=480, max_candidates=12),
+    "search-3": Level("search-3", playouts=1600, max_candidates=20),
 }
 DEFAULT_LEVEL = "search-2"
 
