@@ -16,7 +16,8 @@ Everything runs in this one process, on one core (``--cpu N`` pins it). Pairings
   turning with the game number.
 * time per decision of the search bot: every call, and the calls that searched (more than one
   sensible action), p50 / p99 / max, in CPU seconds of this process (the machine is shared,
-  so wall time is printed beside it).
+  so wall time is printed beside it). ``--decisions N`` also times every level on the same N
+  positions (half heads-up, half 4 players, from greedy games), without playing whole games.
 
 Games are seeded ``bench-bots:<pairing>:<n>``, the bots ``bench-bots:<n>``: a run replays, and
 ``--first`` splits a pairing over several runs (game numbers ``first`` onwards).
@@ -204,6 +205,43 @@ def print_pairing(pairing: Pairing) -> None:
     print(f"  {pairing.seconds:.0f} s for the pairing")
 
 
+def positions(count: int, wanted: int, seed: str) -> list[tuple[View, list[Action]]]:
+    """``wanted`` positions with a choice to make, from greedy self-play of ``count`` players
+    (every third such position of a game, games seeded ``seed:<n>``)."""
+    out: list[tuple[View, list[Action]]] = []
+    number = 0
+    while len(out) < wanted:
+        game = dos_engine.Game.new(list(NAMES[:count]), f"{seed}:{number}", Options())
+        step = 0
+        while not game.is_over and len(out) < wanted:
+            legal = game.legal_actions()
+            if len(legal) > 1 and step % 3 == 0:
+                out.append((game.view(game.current), legal))
+            step += len(legal) > 1
+            game.play(greedy(game.view(game.current), legal))
+        number += 1
+    return out
+
+
+def time_levels(levels: Sequence[str], wanted: int) -> dict[str, dict[str, Any]]:
+    """CPU per decision of each level on the same positions (half heads-up, half 4 players)."""
+    found = positions(2, wanted // 2, "bench-bots:timing2") + positions(
+        4, wanted - wanted // 2, "bench-bots:timing4")
+    out: dict[str, dict[str, Any]] = {}
+    for level in levels:
+        record = Decisions()
+        bot = Timed(make_strategy(level, "bench-bots:timing"), record)
+        for view, legal in found:
+            bot(view, legal)
+        out[level] = record.summary()
+        s = out[level]
+        print(f"  {level}: CPU per decision p50 {s['cpu_p50_s'] * 1000:.0f} ms, p99 "
+              f"{s['cpu_p99_s'] * 1000:.0f} ms, max {s['cpu_max_s'] * 1000:.0f} ms over "
+              f"{s['decisions']} positions (wall p50 {s['wall_p50_s'] * 1000:.0f} ms, p99 "
+              f"{s['wall_p99_s'] * 1000:.0f} ms)", flush=True)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--level", action="append", choices=sorted(LEVELS),
@@ -214,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="4 + 4 games to 50 points")
     parser.add_argument("--first", type=int, default=0,
                         help="number of the first game (to split a pairing over runs)")
+    parser.add_argument("--decisions", type=int, default=0,
+                        help="also time every level on this many positions from greedy games")
     parser.add_argument("--cpu", type=int, help="pin this process to one CPU")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON file ({RESULTS})")
     args = parser.parse_args(argv)
@@ -224,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     levels = args.level or ["search-2"]
     options = Options(target_score=args.target)
     pairings: list[Pairing] = []
+    timing: dict[str, dict[str, Any]] = {}
 
     def report() -> None:
         args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -232,7 +273,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "machine": platform.machine(),
             "levels": {name: asdict(LEVELS[name]) for name in levels},
             "pairings": [p.summary() for p in pairings],
+            "time_per_decision": timing,
         }, indent=2) + "\n")
+
+    if args.decisions > 0:
+        print(f"time per decision, every level, {args.decisions} positions:")
+        timing.update(time_levels(sorted(LEVELS), args.decisions))
+        report()
 
     for level in levels:
         for name, players, games in (("heads-up", 2, args.heads_up), ("four", 4, args.four)):
