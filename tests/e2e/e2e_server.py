@@ -73,12 +73,17 @@ def running_gunicorn(tmp: Path, command: Callable[[int], list[str]]) -> Iterator
             wait_ready(port, process, log)
             yield Server(f"http://127.0.0.1:{port}", database)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if the process has not exited within 15 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @pytest.fixture(scope="module")

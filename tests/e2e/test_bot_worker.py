@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import requests
-from e2e_server import BIN, ROOT, Server, server_env
+from e2e_server import BIN, ROOT, Server, server_env, stop
 
 from dos_engine import GameRecord, replay
 from dos_engine.search import DEFAULT_LEVEL
@@ -35,12 +35,7 @@ def worker(gunicorn_server: Server, tmp_path: Path) -> Iterator[subprocess.Popen
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def _json(response: requests.Response) -> dict[str, Any]:
