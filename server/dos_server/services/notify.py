@@ -16,12 +16,12 @@ from datetime import datetime
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import func, select
 
 from dos_engine import Game, redact
 from dos_server import tokens
 from dos_server.extensions import db
-from dos_server.models import EventRow, GameRow, NotificationRow, SeatRow, utcnow
+from dos_server.models import GameRow, NotificationRow, SeatRow, utcnow
+from dos_server.services import archive
 from dos_server.services.access import get_game, seat_named_by
 from dos_server.web import links as web_links
 
@@ -204,16 +204,11 @@ def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> li
 
     ``timed_out``: from the start of the seat's last timed-out turn (what was played for it).
     """
-    mark = select(func.max(EventRow.seq)).where(
-        EventRow.game_id == game.id, EventRow.seat == seat.index,
-        EventRow.kind == ("timed_out" if timed_out else "turn_ended"))
-    after = db.session.execute(mark).scalar_one_or_none() or 0
+    mark = archive.latest_of(game, "timed_out" if timed_out else "turn_ended", seat.index)
+    after = mark.seq if mark is not None else 0
     if timed_out:
         after -= 1
-    rows = db.session.execute(
-        select(EventRow).where(EventRow.game_id == game.id, EventRow.seq > after)
-        .order_by(EventRow.seq.desc()).limit(SINCE_LIMIT + 1)
-    ).scalars().all()
+    rows = archive.events_latest(game, SINCE_LIMIT + 1, after)
     names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
     lines = []
     for row in reversed(rows[:SINCE_LIMIT]):
@@ -311,10 +306,7 @@ def describe_unsubscribe(token: str) -> dict[str, Any]:
 
 def round_result(game: GameRow, state: Game) -> dict[str, Any]:
     """The latest round's result: who went out, each hand's points, the scores."""
-    row = db.session.execute(
-        select(EventRow).where(EventRow.game_id == game.id, EventRow.kind == "round_over")
-        .order_by(EventRow.seq.desc()).limit(1)
-    ).scalar_one_or_none()
+    row = archive.latest_of(game, "round_over")
     data = dict(row.data) if row is not None else {}
     return {"scores": list(data.get("scores") or state.scores), "round": data.get("round"),
             "winner": row.seat if row is not None else None, "points": data.get("points"),

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
-from dos_server.extensions import db
-from dos_server.models import EventRow, GameRow, as_utc, utcnow
+from dos_server.models import GameRow, as_utc, utcnow
 from dos_server.problems import Problem
+from dos_server.services import archive
 from dos_server.services.access import (
     Viewer,
     engine_state,
@@ -22,6 +20,7 @@ from dos_server.services.access import (
     seat_of,
     seat_token,
 )
+from dos_server.services.archive import HistoryEvent
 
 
 def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[str, Any]:
@@ -109,12 +108,7 @@ def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
 
 
 def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[str, Any]:
-    rows = db.session.execute(
-        select(EventRow)
-        .where(EventRow.game_id == game.id, EventRow.seq > after)
-        .order_by(EventRow.seq)
-        .limit(limit)
-    ).scalars().all()
+    rows = archive.events_after(game, after, limit)  # from the rows or the game's archive
     events = [event_out(row, viewer) for row in rows]
     return {
         "events": events,
@@ -125,10 +119,7 @@ def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[
 
 def recent_history_body(game: GameRow, viewer: Viewer, limit: int) -> dict[str, Any]:
     """The last ``limit`` events (oldest first), redacted for ``viewer``; ``last``: newest seq."""
-    rows = db.session.execute(
-        select(EventRow).where(EventRow.game_id == game.id)
-        .order_by(EventRow.seq.desc()).limit(limit)
-    ).scalars().all()
+    rows = archive.events_latest(game, limit)
     return {"events": [event_out(row, viewer) for row in reversed(rows)],
             "last": game.next_seq - 1}
 
@@ -173,7 +164,7 @@ def invites_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def event_out(row: EventRow, viewer: Viewer) -> dict[str, Any]:
+def event_out(row: HistoryEvent, viewer: Viewer) -> dict[str, Any]:
     shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data, "secret": row.secret},
                    viewer.seat)
     shown.update({"seq": row.seq, "version": row.version, "at": row.created_at.isoformat()})
@@ -185,13 +176,8 @@ def record_body(game: GameRow) -> dict[str, Any]:
         raise Problem(409, "game-not-finished", "Game not finished",
                       "a game's record (with its seed) is available once the game is over")
     state = Game.from_dict(game.state)
-    actions = db.session.execute(
-        select(EventRow.seat, EventRow.data)
-        .where(EventRow.game_id == game.id, EventRow.kind == "action")
-        .order_by(EventRow.seq)
-    ).all()
     record = GameRecord(state.players, state.seed, state.options,
-                        tuple((seat, data["action"]) for seat, data in actions))
+                        tuple(archive.action_list(game)))
     return record.to_dict()
 
 
