@@ -125,21 +125,29 @@ def _digest(entries: Sequence[Entry]) -> str:
     return hashlib.sha256("\n".join(map(_canonical, entries)).encode()).hexdigest()
 
 
-def encode(record: GameRecord, rows: Sequence[HistoryEvent], predict: bool = True) -> bytes:
+def encode(record: GameRecord, rows: Sequence[HistoryEvent], predict: bool = True,
+           guess: list[Entry] | None = None) -> bytes:
     """The archive of a history (``rows`` in ``seq`` order) whose record is ``record``.
 
-    ``predict=False`` stores every entry as it is (larger, and needs no replay).
+    ``predict=False`` stores every entry as it is (larger, and needs no replay); ``guess``:
+    ``predicted(record)`` if the caller has it already.
     """
     stored = [_entry(row) for row in rows]
-    guess = [_canonical(entry) for entry in predicted(record)] if predict else []
-    actual = [_canonical(entry) for entry in stored]
+    if not predict:
+        guess = []
+    elif guess is None:
+        guess = predicted(record)
     ops: list[Any] = []
-    matcher = difflib.SequenceMatcher(None, guess, actual, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            ops.append(i2 - i1)
-        else:
-            ops.append([i2 - i1, [list(entry) for entry in stored[j1:j2]]])
+    if stored == guess:  # the usual case: the record predicts every entry
+        ops.append(len(stored))
+    else:
+        matcher = difflib.SequenceMatcher(None, [_canonical(entry) for entry in guess],
+                                          [_canonical(entry) for entry in stored], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                ops.append(i2 - i1)
+            else:
+                ops.append([i2 - i1, [list(entry) for entry in stored[j1:j2]]])
     body = {
         "format": FORMAT,
         "record": record.to_dict(),
@@ -152,13 +160,15 @@ def encode(record: GameRecord, rows: Sequence[HistoryEvent], predict: bool = Tru
     return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 9)
 
 
-def decode(blob: bytes) -> tuple[GameRecord, list[ArchivedEvent]]:
-    """The record and the whole history of an archive."""
+def decode(blob: bytes, guess: list[Entry] | None = None) -> tuple[GameRecord, list[ArchivedEvent]]:
+    """The record and the whole history of an archive (``guess``: its record's
+    ``predicted`` entries, if the caller has them)."""
     body = json.loads(zlib.decompress(blob))
     if body.get("format") != FORMAT:
         raise ValueError(f"unknown game archive format {body.get('format')!r}")
     record = GameRecord.from_dict(body["record"])
-    guess = predicted(record) if any(isinstance(op, int) and op for op in body["ops"]) else []
+    if guess is None:
+        guess = predicted(record) if any(isinstance(op, int) and op for op in body["ops"]) else []
     entries: list[Entry] = []
     at = 0
     for op in body["ops"]:
@@ -306,9 +316,10 @@ def archive_game(game: GameRow, now: datetime | None = None) -> bool:
     want = [_comparable(row) for row in rows]
     # Nothing is deleted unless the archive gives back every field of every row; if the
     # prediction misleads, every entry is stored as it is.
+    guess = predicted(record)
     for predict in (True, False):
-        blob = encode(record, rows, predict)
-        if [_comparable(row) for row in decode(blob)[1]] == want:
+        blob = encode(record, rows, predict, guess)
+        if [_comparable(row) for row in decode(blob, guess)[1]] == want:
             break
     else:
         log.error("game %s: its archive does not decode to its history; not archived", game.id)
