@@ -37,13 +37,20 @@ class Response:
         return jsonlib.loads(self.content)  # ValueError if it is not JSON
 
 
+class Session:
+    """What every request of one ``DosApi`` carries (``session.headers``, as with requests)."""
+
+    def __init__(self) -> None:
+        self.headers = {"Accept": "application/json, application/problem+json",
+                        "User-Agent": "dos-client"}
+
+
 class DosApi:
     def __init__(self, server: str, token: str | None = None) -> None:
         self.server = server.rstrip("/")
-        self.headers = {"Accept": "application/json, application/problem+json",
-                        "User-Agent": "dos-client"}
+        self.session = Session()
         if token:
-            self.headers["Authorization"] = f"Bearer {token}"
+            self.session.headers["Authorization"] = f"Bearer {token}"
         self._connection: http.client.HTTPConnection | None = None
 
     def _connect(self, timeout: tuple[float, float]) -> http.client.HTTPConnection:
@@ -94,7 +101,7 @@ class DosApi:
         parts = urlsplit(url)
         query = "&".join(q for q in (parts.query, urlencode(params or {})) if q)
         target = (parts.path or "/") + (f"?{query}" if query else "")
-        sent = {**self.headers, **(headers or {})}
+        sent = {**self.session.headers, **(headers or {})}
         body = None
         if json is not None:
             body = jsonlib.dumps(json).encode()
