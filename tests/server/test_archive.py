@@ -226,7 +226,7 @@ def test_downgrade_puts_the_event_rows_back(app: Flask, client: FlaskClient) -> 
     rows = _count(app, EventRow, game["id"])
     assert _archive_now(app) == 1
     with app.app_context():
-        flask_migrate.downgrade(revision="11a0006ma1l0")
+        flask_migrate.downgrade(revision="6a3e0008t1t1e")
         found = db.session.execute(sa.text(
             "SELECT count(*) FROM game_events WHERE game_id = :id"), {"id": game["id"]}).scalar()
         db.session.remove()

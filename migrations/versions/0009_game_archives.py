@@ -7,14 +7,14 @@ and marks the game ``archived_at``. The partial index lists the games still to a
 Downgrade puts the event rows back from the archives before it drops the table, so no
 history is lost either way.
 
-Revision ID: a4c41e0008ar
-Revises: 11a0006ma1l0
+Revision ID: a4c41e0009ar
+Revises: 6a3e0008t1t1e
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = 'a4c41e0008ar'
-down_revision = '11a0006ma1l0'
+revision = 'a4c41e0009ar'
+down_revision = '6a3e0008t1t1e'
 branch_labels = None
 depends_on = None
 
