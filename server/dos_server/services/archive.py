@@ -237,32 +237,27 @@ def _archive_if_gone(game: GameRow, found: int, expected: bool) -> tuple[Archive
 
 def events_after(game: GameRow, after: int, limit: int) -> Sequence[HistoryEvent]:
     """Up to ``limit`` entries with ``seq > after``, oldest first."""
-    if game.archived_at is None:
-        rows = db.session.execute(
-            select(EventRow).where(EventRow.game_id == game.id, EventRow.seq > after)
-            .order_by(EventRow.seq).limit(limit)
-        ).scalars().all()
-        kept = _archive_if_gone(game, len(rows), after < game.next_seq - 1)
-        if kept is None:
-            return rows
-    else:
-        kept = _archive_if_gone(game, 0, True) or ()
-    return [row for row in kept if row.seq > after][:limit]
+    return _events(game, after, limit, newest_first=False)
 
 
 def events_latest(game: GameRow, limit: int, after: int = 0) -> Sequence[HistoryEvent]:
     """Up to the ``limit`` newest entries with ``seq > after``, newest first."""
+    return _events(game, after, limit, newest_first=True)
+
+
+def _events(game: GameRow, after: int, limit: int, newest_first: bool) -> Sequence[HistoryEvent]:
     if game.archived_at is None:
         rows = db.session.execute(
             select(EventRow).where(EventRow.game_id == game.id, EventRow.seq > after)
-            .order_by(EventRow.seq.desc()).limit(limit)
+            .order_by(EventRow.seq.desc() if newest_first else EventRow.seq).limit(limit)
         ).scalars().all()
         kept = _archive_if_gone(game, len(rows), after < game.next_seq - 1)
         if kept is None:
             return rows
     else:
         kept = _archive_if_gone(game, 0, True) or ()
-    return [row for row in reversed(kept) if row.seq > after][:limit]
+    ordered = reversed(kept) if newest_first else iter(kept)
+    return [row for row in ordered if row.seq > after][:limit]
 
 
 def latest_of(game: GameRow, kind: str, seat: int | None = None) -> HistoryEvent | None:
