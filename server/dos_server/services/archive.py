@@ -208,7 +208,7 @@ def jsonb_order(value: Any) -> Any:
     return value
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)  # a decoded 1,000-entry history holds ~1 MB
 def _decoded(game_id: str, blob: bytes, jsonb: bool) -> tuple[GameRecord, tuple[ArchivedEvent, ...]]:
     # Archives never change: each is decoded (the record replayed) once per process.
     record, rows = decode(blob)
