@@ -54,6 +54,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from dos_engine.actions import (
@@ -86,7 +87,7 @@ from dos_engine.errors import InvalidStateError as InvalidStateError
 from dos_engine.events import Event, EventKind
 from dos_engine.matching import Bonus as Bonus
 from dos_engine.matching import Declaration as Declaration
-from dos_engine.matching import declaration_note, mismatch_reason
+from dos_engine.matching import canonical_declaration, declaration_note, mismatch_reason
 from dos_engine.matching import declare_match as declare_match
 from dos_engine.notation import resolve_action
 from dos_engine.options import Options
@@ -97,8 +98,9 @@ HAND_SIZE = 7
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
 
-_ADD = {card: Add(card) for card in ALL_CARDS}
-_PLACE = {card: Place(card) for card in ALL_CARDS}
+# One action object per card, by card id: listing reuses them (actions are immutable).
+_ADD = [Add(card) for card in ALL_CARDS]
+_PLACE = [Place(card) for card in ALL_CARDS]
 
 
 class Phase(StrEnum):
@@ -187,6 +189,7 @@ class Game:
     """A game of DOS in progress (or over). Create one with :meth:`new` or :func:`start_game`."""
 
     __slots__ = (
+        "_listed",
         "actions_played",
         "added",
         "bonus_phase",
@@ -243,6 +246,9 @@ class Game:
     winner: int | None
     actions_played: int
     turn_no: int  # 1 for the game's first turn; +1 whenever a new turn (or round) starts
+    # The last legal_actions(seat) of this very state, as (seat, actions): play() takes an action
+    # from it without validating it again. Every change of the state drops it.
+    _listed: tuple[int, tuple[Action, ...]] | None
 
     # -- creation -----------------------------------------------------------------------------
 
@@ -307,7 +313,7 @@ class Game:
             hand = self.hands[seat]
             if self.bonus_phase:
                 if self.placements_left and hand:
-                    actions.extend(_PLACE[c] for c in _distinct(hand))
+                    actions.extend([_PLACE[i] for i in _distinct_ids(hand)])
                     if self.options.bonus_placement == "optional":
                         actions.append(END)
                 else:
@@ -319,13 +325,13 @@ class Game:
                     if self.matches == 0:
                         if self.drawn is not None:
                             actions.extend(self._list_matches(hand, must_use=self.drawn))
-                        actions.extend(_ADD[c] for c in _distinct(hand))
+                        actions.extend([_ADD[i] for i in _distinct_ids(hand)])
                     else:
                         actions.append(END)
                 else:
                     actions.extend(self._list_matches(hand))
                     if self.matches == 0:
-                        actions.extend(_ADD[c] for c in _distinct(hand))
+                        actions.extend([_ADD[i] for i in _distinct_ids(hand)])
                     else:
                         actions.append(END)
             else:
@@ -351,35 +357,22 @@ class Game:
                 for other, missed in enumerate(self.dos_missed)
                 if missed and other != seat and len(self.hands[other]) == 2
             )
+        self._listed = (seat, tuple(actions))
         return actions
 
-    def _list_matches(
-        self, hand: Sequence[Card], must_use: Card | None = None, first_only: bool = False
-    ) -> list[Match]:
-        """Enumerate matches by number buckets, not by trying every pair of cards.
+    def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Match]:
+        """Enumerate matches from the hand's value table, not by trying every pair of cards.
 
-        Pairs for a fixed number N pair each value v with N - v only; a Wild # pairs with every
-        card that leaves it 1-10. ``first_only`` stops at the first match found.
+        For a CR number N each value v of the hand pairs only with the hand's cards of value
+        N - v; a Wild # pairs with every card that leaves it 1-10. The order (CR position, then
+        singles before pairs, pairs by the hand's values in order of first card) is the one
+        seeded bots and the positional numbers of the client have always seen.
         """
-        ids = [card.id for card in hand]
-        counts = dict.fromkeys(ids, 0)
-        for i in ids:
-            counts[i] += 1
-        distinct = [ALL_CARDS[i] for i in sorted(counts)]
-        wilds: list[Card] = []
-        by_value: dict[int, list[Card]] = {}
-        for card in distinct:
-            if card.number is None:
-                wilds.append(card)
-            else:
-                by_value.setdefault(card.number, []).append(card)
+        distinct, by_value, wilds, doubled = _hand_table(hand)
         out: list[Match] = []
-        cache = _MATCH_CACHE
-        must_id = must_use.id if must_use is not None else -1
         for index, target in enumerate(self.center_row):
             if self.cr_matched[index] is not None:
                 continue
-            position = index + 1
             number = target.number
             singles: list[Card]
             pairs: list[tuple[Card, Card]] = []
@@ -388,41 +381,65 @@ class Game:
                 for i, a in enumerate(distinct):
                     low = a.number or 1
                     for b in distinct[i:]:
-                        if (b is not a or counts[a.id] > 1) and low + (b.number or 1) <= 10:
+                        if (b is not a or a in doubled) and low + (b.number or 1) <= 10:
                             pairs.append((a, b))
             else:
-                singles = by_value.get(number, []) + wilds
-                for value, cards in by_value.items():
+                singles = by_value.get(number, [])
+                if wilds:
+                    singles = singles + wilds
+                for value, same in by_value.items():
                     rest = number - value
                     if rest < 1:
                         continue
-                    for a in cards:
-                        if rest > value:
-                            pairs.extend((a, b) for b in by_value.get(rest, ()))
-                        elif rest == value:
-                            for b in cards:
-                                if b.id > a.id or (b is a and counts[a.id] > 1):
+                    partners = by_value.get(rest, ()) if rest > value else ()
+                    for a in same:
+                        for b in partners:
+                            pairs.append((a, b))
+                        if rest == value:
+                            for b in same:
+                                if b.id > a.id or (b is a and a in doubled):
                                     pairs.append((a, b))
                         for w in wilds:  # the Wild # is declared as `rest`
                             pairs.append((a, w))
                 if number >= 2:
                     for i, w in enumerate(wilds):
                         for v in wilds[i:]:
-                            if v is not w or counts[w.id] > 1:
+                            if v is not w or w in doubled:
                                 pairs.append((w, v))
+            matches = _matches_at(index + 1)
             for card in singles:
-                if must_id < 0 or card.id == must_id:
-                    key = (position, card.id, -1)
-                    match = cache.get(key)
-                    out.append(match if match is not None else _match(position, card, None))
+                if must_use is None or card is must_use:
+                    key = card.id * _KEYS + _SINGLE
+                    match = matches[key]
+                    out.append(match or _new_match(matches, key, index + 1, (card,)))
             for a, b in pairs:
-                if must_id < 0 or a.id == must_id or b.id == must_id:
-                    key = (position, a.id, b.id)
-                    match = cache.get(key)
-                    out.append(match if match is not None else _match(position, a, b))
-            if first_only and out:
-                return out
+                if must_use is None or a is must_use or b is must_use:
+                    key = a.id * _KEYS + b.id
+                    match = matches[key]
+                    out.append(match or _new_match(matches, key, index + 1, (a, b)))
         return out
+
+    def _can_match(self, hand: Sequence[Card]) -> bool:
+        """Whether ``hand`` can match any free CR card (``_list_matches`` without listing)."""
+        if not hand:
+            return False
+        counts: dict[int, int] = {}  # how many cards of each number the hand holds (W2: 2)
+        for card in hand:
+            number = card.number
+            if number is None:  # a Wild # matches any CR card alone (1.3, 1.5)
+                return None in self.cr_matched
+            counts[number] = counts.get(number, 0) + 1
+        for index, target in enumerate(self.center_row):
+            if self.cr_matched[index] is not None:
+                continue
+            number = target.number
+            if number is None or number in counts:
+                return True
+            for value, count in counts.items():
+                rest = number - value
+                if rest in counts and (rest != value or count > 1):
+                    return True
+        return False
 
     def _only_end_left(self) -> bool:
         """Whether ``end`` is the one legal action of the current player (cheaper than listing)."""
@@ -446,7 +463,7 @@ class Game:
             return False  # may still draw, or (after a draw) must add
         if self.has_drawn and self.options.after_draw == "drawn_card":
             return True
-        return not self._list_matches(hand, first_only=True)
+        return not self._can_match(hand)
 
     def is_legal(self, action: Action, seat: int | None = None) -> bool:
         try:
@@ -701,12 +718,13 @@ class Game:
         """One action, with the turn ending by itself after it if nothing else is left."""
         if seat is None:
             seat = self.current
-        declaration = self.check(action, seat)
+        listed, self._listed = self._listed, None  # the state changes: the listing goes stale
+        if listed is None or listed[0] != seat or not _is_listed(action, listed[1]):
+            self.check(action, seat)  # an action from the listing of this state is legal already
         events: list[Event] = []
         self.actions_played += 1
         if isinstance(action, Match):
-            assert declaration is not None
-            self._apply_match(action, declaration, events)
+            self._apply_match(action, events)
         elif isinstance(action, Draw):
             self._apply_draw(events)
         elif isinstance(action, Add):
@@ -845,13 +863,17 @@ class Game:
         for name in Game.__slots__:
             setattr(self, name, getattr(trial, name))
 
-    def _apply_match(self, action: Match, declaration: Declaration, events: list[Event]) -> None:
+    def _apply_match(self, action: Match, events: list[Event]) -> None:
         seat = self.current
         hand = self.hands[seat]
         for card in action.cards:
             hand.remove(card)
         self._hand_changed(seat)
         index = action.position - 1
+        target = self.center_row[index]
+        found = canonical_declaration(target, action.cards)
+        assert found is not None, "a legal match has a declaration"
+        declaration, declared = found
         self.cr_matched[index] = action.cards
         self.matches += 1
         if declaration.bonus is not Bonus.NONE:
@@ -862,10 +884,12 @@ class Game:
                 seat,
                 {
                     "position": action.position,
-                    "target": self.center_row[index].code,
+                    "target": target.code,
                     "cards": [c.code for c in action.cards],
-                    "declared": declaration.to_dict(),
-                    "bonus": declaration.bonus.value,
+                    # a copy: the memoized dict is shared by every match of these cards
+                    "declared": {**declared, "numbers": list(declaration.numbers),
+                                 "colours": list(declared["colours"])},
+                    "bonus": declared["bonus"],
                 },
             )
         )
@@ -1286,20 +1310,64 @@ def _turn_texts(text: str) -> list[str]:
     return parts
 
 
-def _distinct(hand: Sequence[Card]) -> list[Card]:
-    return [ALL_CARDS[i] for i in sorted({card.id for card in hand})]
+def _is_listed(action: Action, listed: tuple[Action, ...]) -> bool:
+    """Whether ``action`` is one of the listed objects (an equal action made elsewhere is
+    validated as usual)."""
+    for candidate in listed:  # noqa: SIM110 (a plain loop: any() would build a generator)
+        if candidate is action:
+            return True
+    return False
 
 
-_MATCH_CACHE: dict[tuple[int, int, int], Match] = {}
+def _distinct_ids(hand: Sequence[Card]) -> list[int]:
+    return sorted({card.id for card in hand})
 
 
-def _match(position: int, a: Card, b: Card | None) -> Match:
-    """Matches are immutable, so listing reuses one object per (position, cards)."""
-    key = (position, a.id, -1 if b is None else b.id)
-    found = _MATCH_CACHE.get(key)
-    if found is None:
-        found = _MATCH_CACHE[key] = Match(position, (a,) if b is None else (a, b))
-    return found
+def _hand_table(
+    hand: Sequence[Card],
+) -> tuple[list[Card], dict[int, list[Card]], list[Card], set[Card]]:
+    """A hand indexed by value: its distinct cards (by id), the number cards by value (values in
+    order of their first card), the Wild #s, and the cards it holds more than one of."""
+    distinct: list[Card] = []
+    by_value: dict[int, list[Card]] = {}
+    wilds: list[Card] = []
+    doubled: set[Card] = set()
+    previous = None
+    for card in sorted(hand, key=_card_id):
+        if card is previous:
+            doubled.add(card)
+            continue
+        previous = card
+        distinct.append(card)
+        number = card.number
+        if number is None:
+            wilds.append(card)
+        elif number in by_value:
+            by_value[number].append(card)
+        else:
+            by_value[number] = [card]
+    return distinct, by_value, wilds, doubled
+
+
+_card_id = attrgetter("id")
+
+# Matches are immutable, so listing reuses one object per (CR position, cards): the table of
+# position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
+_SINGLE = len(ALL_CARDS)
+_KEYS = _SINGLE + 1
+_MATCHES: list[list[Match | None]] = []
+
+
+def _matches_at(position: int) -> list[Match | None]:
+    while len(_MATCHES) < position:
+        _MATCHES.append([None] * (len(ALL_CARDS) * _KEYS))
+    return _MATCHES[position - 1]
+
+
+def _new_match(matches: list[Match | None], key: int, position: int,
+               cards: tuple[Card, ...]) -> Match:
+    match = matches[key] = Match(position, cards)
+    return match
 
 
 def start_game(
@@ -1322,6 +1390,7 @@ def start_game(
     game.winner = None
     game.actions_played = 0
     game.turn_no = 0
+    game._listed = None
     dealer, draws = _draw_for_dealer(seed, len(names))
     game.dealer = dealer
     events = [
@@ -1435,6 +1504,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game.actions_played = natural(raw["actions_played"])
     # States stored before the counter existed start counting from 0: only its changes matter.
     game.turn_no = natural(raw.get("turn_no", 0))
+    game._listed = None
     if (len(game.scores) != count or len(game.hands) != count
             or len(game.dos_missed) != count or len(game.dos_calls) != count):
         raise InvalidStateError("scores, hands, dos_missed and dos_calls need one entry per player")

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from dos_engine.actions import Match
-from dos_engine.cards import Card, CardKind, Colour
+from dos_engine.cards import ALL_CARDS, Card, CardKind, Colour
 
 
 class Bonus(StrEnum):
@@ -63,6 +64,40 @@ def declare_match(
     takes a number, only a Wild DOS a colour). Numbers are the smallest that work; colours are
     chosen to earn a colour bonus when the printed colours allow it (3.5).
     """
+    if (target_number is None and numbers is None and target_colour is None and colours is None
+            and 1 <= len(cards) <= 2):
+        found = canonical_declaration(target, cards)
+        return None if found is None else found[0]
+    return _declare(target, cards, target_number, numbers, target_colour, colours)
+
+
+def canonical_declaration(
+    target: Card, cards: Sequence[Card]
+) -> tuple[Declaration, dict[str, Any]] | None:
+    """``declare_match(target, cards)`` with nothing pinned, and its ``to_dict()``, or None.
+
+    Every match played, listed for a bot or described asks this; the answer depends on the
+    three cards alone, so it is worked out once per (target, cards) and kept. The dict is shared:
+    copy it before handing it out.
+    """
+    return _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
+
+
+@lru_cache(maxsize=8192)  # 41 targets x 41 x 42 hands at most, mostly no match: a bound is enough
+def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[str, Any]] | None:
+    cards = (ALL_CARDS[first],) if second < 0 else (ALL_CARDS[first], ALL_CARDS[second])
+    declaration = _declare(ALL_CARDS[target], cards)
+    return None if declaration is None else (declaration, declaration.to_dict())
+
+
+def _declare(
+    target: Card,
+    cards: Sequence[Card],
+    target_number: int | None = None,
+    numbers: Sequence[int | None] | None = None,
+    target_colour: Colour | None = None,
+    colours: Sequence[Colour | None] | None = None,
+) -> Declaration | None:
     pinned = list(numbers) if numbers is not None else [None] * len(cards)
     found: tuple[int, tuple[int, ...]] | None = None
     if target_number is None and target.number is not None and numbers is None:
