@@ -369,11 +369,16 @@ class Game:
         seeded bots and the positional numbers of the client have always seen.
         """
         distinct, by_value, wilds, doubled = _hand_table(hand)
+        groups = list(by_value.items())  # values in order of their first card
+        must_value = None if must_use is None else must_use.number
+        row = self.center_row
+        if len(_MATCHES) < len(row):
+            _add_match_tables(len(row))
         out: list[Match] = []
-        for index, target in enumerate(self.center_row):
-            if self.cr_matched[index] is not None:
+        for index, matched in enumerate(self.cr_matched):
+            if matched is not None:
                 continue
-            number = target.number
+            number = row[index].number
             singles: list[Card]
             pairs: list[tuple[Card, Card]] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
@@ -387,36 +392,42 @@ class Game:
                 singles = by_value.get(number, [])
                 if wilds:
                     singles = singles + wilds
-                for value, same in by_value.items():
+                for value, same in groups:
                     rest = number - value
-                    if rest < 1:
-                        continue
-                    partners = by_value.get(rest, ()) if rest > value else ()
-                    for a in same:
-                        for b in partners:
-                            pairs.append((a, b))
-                        if rest == value:
+                    if rest < 1 or (must_value is not None and must_value != value
+                                     and must_value != rest):
+                        continue  # nothing to pair, or no pair can hold the card that must be used
+                    if rest > value:
+                        for a in same:
+                            for b in by_value.get(rest, ()):
+                                pairs.append((a, b))
+                            for w in wilds:  # the Wild # is declared as `rest`
+                                pairs.append((a, w))
+                    elif rest == value:
+                        for a in same:
                             for b in same:
                                 if b.id > a.id or (b is a and a in doubled):
                                     pairs.append((a, b))
-                        for w in wilds:  # the Wild # is declared as `rest`
-                            pairs.append((a, w))
+                            for w in wilds:
+                                pairs.append((a, w))
+                    elif wilds:
+                        for a in same:
+                            for w in wilds:
+                                pairs.append((a, w))
                 if number >= 2:
                     for i, w in enumerate(wilds):
                         for v in wilds[i:]:
                             if v is not w or w in doubled:
                                 pairs.append((w, v))
-            matches = _matches_at(index + 1)
+            matches = _MATCHES[index]
             for card in singles:
                 if must_use is None or card is must_use:
                     key = card.id * _KEYS + _SINGLE
-                    match = matches[key]
-                    out.append(match or _new_match(matches, key, index + 1, (card,)))
+                    out.append(matches[key] or _new_match(matches, key, index + 1, (card,)))
             for a, b in pairs:
                 if must_use is None or a is must_use or b is must_use:
                     key = a.id * _KEYS + b.id
-                    match = matches[key]
-                    out.append(match or _new_match(matches, key, index + 1, (a, b)))
+                    out.append(matches[key] or _new_match(matches, key, index + 1, (a, b)))
         return out
 
     def _can_match(self, hand: Sequence[Card]) -> bool:
@@ -1358,10 +1369,9 @@ _KEYS = _SINGLE + 1
 _MATCHES: list[list[Match | None]] = []
 
 
-def _matches_at(position: int) -> list[Match | None]:
-    while len(_MATCHES) < position:
+def _add_match_tables(positions: int) -> None:
+    while len(_MATCHES) < positions:
         _MATCHES.append([None] * (len(ALL_CARDS) * _KEYS))
-    return _MATCHES[position - 1]
 
 
 def _new_match(matches: list[Match | None], key: int, position: int,
