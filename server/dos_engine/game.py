@@ -98,6 +98,7 @@ HAND_SIZE = 7
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
 
+_POINTS = [card.points for card in ALL_CARDS]  # by card id
 # One action object per card, by card id: listing reuses them (actions are immutable).
 _ADD = [Add(card) for card in ALL_CARDS]
 _PLACE = [Place(card) for card in ALL_CARDS]
@@ -308,6 +309,7 @@ class Game:
             seat = self.current
         if not 0 <= seat < len(self.players):
             return []
+        options = self.options
         actions: list[Action] = []
         if seat == self.current:
             hand = self.hands[seat]
@@ -335,15 +337,15 @@ class Game:
                     else:
                         actions.append(END)
             else:
-                actions.extend(self._list_matches(hand))
+                actions = self._list_matches(hand)  # a new list: ours to extend
                 if self.matches == 0:
                     actions.append(DRAW)
                 else:
                     actions.append(END)
-            if (self.options.dos_call and self.options.dos_rule == "v1" and not self.called_dos
+            if (options.dos_call and options.dos_rule == "v1" and not self.called_dos
                     and len(hand) == 2):
                 actions.append(CALL_DOS)
-        if self.options.printed_dos_rule:
+        if options.dos_call and options.printed_dos_rule:
             if self._may_call(seat):
                 actions.append(CALL_DOS)
             actions.extend(
@@ -351,7 +353,7 @@ class Game:
                 for other, exposed in enumerate(self.dos_missed)
                 if exposed and other != seat
             )
-        elif self.options.dos_call:
+        elif options.dos_call:
             actions.extend(
                 Catch(other)
                 for other, missed in enumerate(self.dos_missed)
@@ -721,7 +723,7 @@ class Game:
                 section (NotYourTurnError is a subclass).
         """
         events = self._play(action, seat)
-        if self.options.printed_dos_rule:
+        if self.options.dos_call and self.options.printed_dos_rule:
             self._settle_exposure()
         return events
 
@@ -940,7 +942,7 @@ class Game:
 
     def _hand_changed(self, seat: int) -> None:
         """Printed DOS rule: a call protects, and exposure lasts, until the hand size changes."""
-        if self.options.printed_dos_rule:
+        if self.options.dos_call and self.options.printed_dos_rule:
             self.dos_calls[seat] = False
             self.dos_missed[seat] = False
 
@@ -1047,7 +1049,7 @@ class Game:
         self.penalty = 0
 
     def _end_round(self, winner: int, events: list[Event]) -> None:
-        points = [sum(card.points for card in hand) for hand in self.hands]
+        points = [sum([_POINTS[card.id] for card in hand]) for hand in self.hands]
         scored = sum(points) - points[winner]
         self.scores[winner] += scored
         events.append(
@@ -1056,7 +1058,7 @@ class Game:
                 winner,
                 {
                     "round": self.round_no,
-                    "hands": [[c.code for c in sorted(hand)] for hand in self.hands],
+                    "hands": [[c.code for c in sorted(hand, key=_card_id)] for hand in self.hands],
                     "points": points,
                     "scored": scored,
                     "scores": list(self.scores),
