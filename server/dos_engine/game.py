@@ -362,7 +362,7 @@ class Game:
         self._listed = (seat, tuple(actions))
         return actions
 
-    def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Match]:
+    def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Action]:
         """Enumerate matches from the hand's value table, not by trying every pair of cards.
 
         For a CR number N each value v of the hand pairs only with the hand's cards of value
@@ -376,7 +376,7 @@ class Game:
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
-        out: list[Match] = []
+        out: list[Action] = []  # all matches, typed so that legal_actions can add to it
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
                 continue
