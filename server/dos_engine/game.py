@@ -381,7 +381,7 @@ class Game:
             if matched is not None:
                 continue
             number = row[index].number
-            singles: list[Card]
+            singles: Sequence[Card]
             pairs: list[tuple[Card, Card]] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
                 singles = distinct
@@ -391,9 +391,9 @@ class Game:
                         if (b is not a or a in doubled) and low + (b.number or 1) <= 10:
                             pairs.append((a, b))
             else:
-                singles = by_value.get(number, [])
+                singles = by_value.get(number, ())
                 if wilds:
-                    singles = singles + wilds
+                    singles = [*singles, *wilds]
                 for value, same in groups:
                     rest = number - value
                     if rest < 1 or (must_value is not None and must_value != value
@@ -416,7 +416,7 @@ class Game:
                         for a in same:
                             for w in wilds:
                                 pairs.append((a, w))
-                if number >= 2:
+                if wilds and number >= 2:
                     for i, w in enumerate(wilds):
                         for v in wilds[i:]:
                             if v is not w or w in doubled:
