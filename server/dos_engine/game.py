@@ -247,8 +247,9 @@ class Game:
     winner: int | None
     actions_played: int
     turn_no: int  # 1 for the game's first turn; +1 whenever a new turn (or round) starts
-    # The last legal_actions(seat) of this very state, as (seat, actions): play() takes an action
-    # from it without validating it again. Every change of the state drops it.
+    # The last legal_actions(seat) of this very state, as (seat, actions): legal_actions answers
+    # from it again, and play() takes an action from it without validating it again. Every
+    # change of the state drops it.
     _listed: tuple[int, tuple[Action, ...]] | None
 
     # -- creation -----------------------------------------------------------------------------
@@ -307,6 +308,9 @@ class Game:
             return []
         if seat is None:
             seat = self.current
+        listed = self._listed
+        if listed is not None and listed[0] == seat:
+            return list(listed[1])  # this state was listed already (a view, then the list...)
         if not 0 <= seat < len(self.players):
             return []
         options = self.options
@@ -948,6 +952,7 @@ class Game:
 
     def _settle_exposure(self) -> None:
         """Printed DOS rule, at a request boundary: who holds two cards without a call (5.1)."""
+        self._listed = None  # exposure decides who can be caught
         over = self.winner is not None
         current, penalty = self.current, self.penalty
         for seat, hand in enumerate(self.hands):
