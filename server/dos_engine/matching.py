@@ -66,38 +66,8 @@ def declare_match(
     """
     if (target_number is None and numbers is None and target_colour is None and colours is None
             and 1 <= len(cards) <= 2):
-        found = canonical_declaration(target, cards)
-        return None if found is None else found[0]
-    return _declare(target, cards, target_number, numbers, target_colour, colours)
-
-
-def canonical_declaration(
-    target: Card, cards: Sequence[Card]
-) -> tuple[Declaration, dict[str, Any]] | None:
-    """``declare_match(target, cards)`` with nothing pinned, and its ``to_dict()``, or None.
-
-    Every match played, listed for a bot or described asks this; the answer depends on the
-    three cards alone, so it is worked out once per (target, cards) and kept. The dict is shared:
-    copy it before handing it out.
-    """
-    return _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
-
-
-@cache  # at most 41 targets x 902 card sets (5,989 of them match): a few MB at worst
-def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[str, Any]] | None:
-    cards = (ALL_CARDS[first],) if second < 0 else (ALL_CARDS[first], ALL_CARDS[second])
-    declaration = _declare(ALL_CARDS[target], cards)
-    return None if declaration is None else (declaration, declaration.to_dict())
-
-
-def _declare(
-    target: Card,
-    cards: Sequence[Card],
-    target_number: int | None = None,
-    numbers: Sequence[int | None] | None = None,
-    target_colour: Colour | None = None,
-    colours: Sequence[Colour | None] | None = None,
-) -> Declaration | None:
+        memo = canonical_declaration(target, cards)
+        return None if memo is None else memo[0]
     pinned = list(numbers) if numbers is not None else [None] * len(cards)
     found: tuple[int, tuple[int, ...]] | None = None
     if target_number is None and target.number is not None and numbers is None:
@@ -147,6 +117,27 @@ def _declare(
         ),
         bonus=bonus,
     )
+
+
+def canonical_declaration(
+    target: Card, cards: Sequence[Card]
+) -> tuple[Declaration, dict[str, Any]] | None:
+    """``declare_match(target, cards)`` with nothing pinned, and its ``to_dict()``, or None.
+
+    Every match played, listed for a bot or described asks this; the answer depends on the
+    three cards alone, so it is worked out once per (target, cards) and kept. The dict is shared:
+    copy it before handing it out.
+    """
+    return _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
+
+
+@cache  # at most 41 targets x 902 card sets (5,989 of them match): a few MB at worst
+def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[str, Any]] | None:
+    cards = (ALL_CARDS[first],) if second < 0 else (ALL_CARDS[first], ALL_CARDS[second])
+    # Nothing pinned, said as numbers pinned to None, so that declare_match works it out rather
+    # than asking this memo.
+    declaration = declare_match(ALL_CARDS[target], cards, numbers=[None] * len(cards))
+    return None if declaration is None else (declaration, declaration.to_dict())
 
 
 def declaration_note(target: Card, cards: Sequence[Card], declaration: Declaration) -> str:
