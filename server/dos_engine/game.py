@@ -1023,7 +1023,7 @@ class Game:
     def _finish_turn(self, events: list[Event]) -> None:
         seat = self.current
         hand = self.hands[seat]
-        printed = self.options.printed_dos_rule
+        printed = self.options.dos_call and self.options.printed_dos_rule
         if printed and self.penalty:  # 5.2: after 4.1-4.3, before 6.1
             self._draw_into(seat, self.penalty, "caught", events)
             self.penalty = 0
