@@ -68,6 +68,8 @@ def free_port() -> int:
 # -- databases -------------------------------------------------------------------------------
 
 PG_URL = os.environ.get("TEST_DATABASE_URL")
+# Redis, for the rate limits that several web instances share (the machine runs one).
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
 
 
@@ -305,12 +307,14 @@ class Receiver:
 
     ``script[path]`` lists the answers for one ``webhook-id`` at that path in turn (the last
     one repeats); default 200, or 500 at random with probability ``fail_rate`` (drawn from
-    ``seed``). ``delay`` seconds before each answer.
+    ``seed``). ``delay`` seconds before each answer. ``on_receive`` sees each request before
+    it is answered.
     """
 
     delay: float = 0.0
     fail_rate: float = 0.0
     seed: int = 0
+    on_receive: Callable[[Received], None] | None = None
     script: dict[str, list[Reply]] = field(default_factory=dict)
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -338,9 +342,11 @@ class Receiver:
                     answers = receiver.script.get(self.path) or [
                         (500 if receiver.rng.random() < receiver.fail_rate else 200, {})]
                     status, headers = answers[min(seen, len(answers) - 1)]
-                    receiver.received.append(Received(
-                        self.path, {k.lower(): v for k, v in self.headers.items()}, body,
-                        status, time.monotonic()))
+                    receipt = Received(self.path, {k.lower(): v for k, v in self.headers.items()},
+                                       body, status, time.monotonic())
+                    receiver.received.append(receipt)
+                    if receiver.on_receive is not None:
+                        receiver.on_receive(receipt)
                 self.send_response(status)
                 for key, value in headers.items():
                     self.send_header(key, value)

@@ -4,13 +4,16 @@ mail-in listener). The test and its checks are in test_soak.py."""
 
 from __future__ import annotations
 
+import base64
 import heapq
+import json
 import os
 import random
 import re
 import signal
 import smtplib
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from soak_sinks import SinkLog
 
 from testkit import (
     BIN,
@@ -31,8 +35,6 @@ from testkit import (
     ROOT,
     SECRET,
     STYLES,
-    Receiver,
-    SmtpSink,
     free_port,
     moves_of,
     parse_email,
@@ -233,7 +235,7 @@ class SoakGame:
 
     number: int
     kind: str  # "api": two API seats and a bot; "mail": an email seat, an API seat and a bot
-    receiver: Receiver
+    receiver: str  # the base URL of its webhook receiver
     rng: random.Random
     id: str = ""
     tokens: dict[int, str] = field(default_factory=dict)  # API seats
@@ -249,7 +251,7 @@ class SoakGame:
     waiting_since: float = 0.0
 
     def seats(self) -> list[dict[str, Any]]:
-        hook = {seat: self.receiver.url(path) for seat, path in self.paths.items()}
+        hook = {seat: self.receiver + path for seat, path in self.paths.items()}
         if self.kind == "api":
             return [{"name": "ann", "webhook_url": hook[0]},
                     {"name": "bob", "webhook_url": hook[1]}, {"bot": "greedy"}]
@@ -258,24 +260,20 @@ class SoakGame:
 
 
 class MailIndex:
-    """The your-turn emails the sink got, by (address, version of the reply token): the email
-    players answer the email for the game's present version."""
+    """The emails with a list of moves the SMTP sink got, by (address, version of the reply
+    token): an email player answers the email for the game's present version."""
 
-    def __init__(self, sink: SmtpSink) -> None:
-        self.sink = sink
-        self.done = 0
+    def __init__(self, sinks: SinkLog) -> None:
+        self.sinks = sinks
         self.lock = threading.Lock()
         self.found: dict[tuple[str, int], EmailMessage] = {}
 
     def get(self, address: str, version: int) -> EmailMessage | None:
         with self.lock:
-            with self.sink.lock:
-                new = self.sink.raw[self.done:]
-            self.done += len(new)
-            for _, rcpts, content in new:
-                message = parse_email(content)
+            for record in self.sinks.new("mail"):
+                message = parse_email(base64.b64decode(record["raw"]))
                 if message["Reply-To"] and moves_of(message):
-                    for rcpt in rcpts:
+                    for rcpt in record["rcpts"]:
                         self.found[(rcpt, token_version(reply_to(message)))] = message
             return self.found.get((address, version))
 
@@ -300,6 +298,7 @@ class Players:
         self.turns = 0  # requests that applied a turn (API posts, emailed moves)
         self.stale = 0  # 409 stale-version answers
         self.errors: list[str] = []
+        self.failed: list[SoakGame] = []
         self.sent_mail: dict[str, str] = {}  # Message-ID of each emailed move -> game id
 
     # -- scheduling ----------------------------------------------------------------------
@@ -338,6 +337,7 @@ class Players:
                 delay = self.step(game)
             except Exception as error:  # a bug in the server or here: stop the soak
                 self.errors.append(f"game #{number} {game.id}: {type(error).__name__}: {error}")
+                self.failed.append(game)
             with self.lock:
                 self.running -= 1
                 if delay is not None:
@@ -448,11 +448,27 @@ class Players:
         return 0.0
 
 
-def header_index(raw: list[tuple[str, list[str], bytes]]) -> list[tuple[list[str], str]]:
-    """(envelope recipients, Message-ID) of each message an SMTP sink got."""
+def header_index(mail: list[tuple[list[str], bytes]]) -> list[tuple[list[str], str]]:
+    """(envelope recipients, Message-ID) of each message the SMTP sink got."""
     parser = BytesParser(policy=default_policy)
     return [(rcpts, str(parser.parsebytes(content, headersonly=True)["Message-ID"]))
-            for _, rcpts, content in raw]
+            for rcpts, content in mail]
+
+
+def start_sinks(folder: Path, fail_rate: float) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    """The SMTP sink and webhook receivers as a process (soak_sinks.py); returns it and the
+    ports it printed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), PYTHONPATH])}
+    with (folder / "sinks.log").open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("soak_sinks.py")), str(folder),
+             str(fail_rate)], env=env, stdout=subprocess.PIPE, stderr=log)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    process.stdout.close()
+    assert line, (folder / "sinks.log").read_text()
+    return process, dict(json.loads(line))
 
 
 def message_id_of(header: str) -> str:

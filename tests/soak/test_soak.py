@@ -43,7 +43,9 @@ from soak_fleet import (
     SoakGame,
     header_index,
     message_id_of,
+    start_sinks,
 )
+from soak_sinks import SinkLog
 
 from dos_engine import GameRecord, replay
 from dos_server.extensions import db
@@ -55,7 +57,18 @@ from dos_server.models import (
     NotificationRow,
     SeatRow,
 )
-from testkit import PG_URL, Receiver, SmtpSink, build_app, dispose, pg_schema, verify, wait_for
+from testkit import (
+    PG_URL,
+    REDIS_URL,
+    build_app,
+    dispose,
+    moves_of,
+    parse_email,
+    pg_schema,
+    stop_process,
+    verify,
+    wait_for,
+)
 
 GAMES = int(os.environ.get("DOS_SOAK_GAMES", "200"))  # fewer only to try the soak out locally
 MAIL_EVERY = 4  # every 4th game has an email seat (and one API seat); the others two API seats
@@ -65,7 +78,6 @@ WEBHOOK_FAIL_RATE = 0.2
 RETRY_SCHEDULE = [0, 0.2, 0.5, 1]  # seconds: four tries, then dead-lettered
 LEASE_SECONDS = 5  # a killed worker's claimed rows are due again after this
 KILL_AFTER = GAMES // 10  # games finished when the kills happen (most are mid-game then)
-REDIS_URL = "redis://127.0.0.1:6379/0"
 
 pytestmark = pytest.mark.slow
 
@@ -152,9 +164,10 @@ class World:
 
     def __init__(self, url: str, tmp: Path, prefix: str) -> None:
         self.app = build_app(url, INSTANCE_PATH=str(tmp / "instance-test"))
-        self.sink = SmtpSink().start()
-        self.receivers = [Receiver(fail_rate=WEBHOOK_FAIL_RATE, seed=n).start() for n in (1, 2)]
-        self.fleet = Fleet(url, tmp, self.sink.port, {
+        self.sinks_process, ports = start_sinks(tmp / "sinks", WEBHOOK_FAIL_RATE)
+        self.sinks = SinkLog(tmp / "sinks")
+        self.receivers: list[str] = ports["receivers"]
+        self.fleet = Fleet(url, tmp, ports["smtp"], {
             "DOS_RATELIMIT_STORAGE_URI": REDIS_URL,
             "DOS_RATELIMIT_KEY_PREFIX": prefix,
             # limits shared by both instances in Redis, high enough for one address's 200 games
@@ -170,9 +183,7 @@ class World:
 
     def stop(self) -> None:
         self.fleet.stop()
-        for receiver in self.receivers:
-            receiver.stop()
-        self.sink.stop()
+        stop_process(self.sinks_process)
         dispose(self.app)
 
     # -- playing -------------------------------------------------------------------------
@@ -192,14 +203,15 @@ class World:
             game.paths = {seat: f"/g{number}/s{seat}"
                           for seat in ((0, 1) if game.kind == "api" else (1,))}
             self.games.append(game)
-        self.players = players = Players(api, MailIndex(self.sink), self.fleet.mailin_port,
+        self.players = players = Players(api, MailIndex(self.sinks), self.fleet.mailin_port,
                                          self.games, TARGET_SCORE, PLAYER_THREADS)
         self.chaos = chaos = Chaos(self.fleet, api, self.app, webs, workers)
         began = time.monotonic()
         players.run(chaos, timeout=480)
         seconds = time.monotonic() - began
         assert not api.problems, "server errors:\n" + "\n".join(api.problems[:20])
-        assert not players.errors, "\n".join(players.errors[:20])
+        assert not players.errors, "\n".join(
+            players.errors[:20] + [self.diagnose(game) for game in players.failed[:3]])
         assert chaos.done, "the games ended before the kills"
         figures.update({
             "games": GAMES, "games_finished": players.finished, "play_s": round(seconds, 1),
@@ -212,6 +224,33 @@ class World:
         wait_for(self.settled, 180, "every notification and inbound message settled")
         figures["drain_after_play_s"] = round(time.monotonic() - drained, 1)
         return figures
+
+    def diagnose(self, game: SoakGame) -> str:
+        """What the database and the SMTP sink hold about ``game``, for a failure message."""
+        lines = [f"game #{game.number} {game.id} at version {game.version}, seat "
+                 f"{game.current} to move; players saw {sorted(game.applied)}"]
+        with self.app.app_context():
+            for row in db.session.execute(sa.select(NotificationRow).where(
+                    NotificationRow.game_id == game.id).order_by(NotificationRow.id)).scalars():
+                payload = row.payload
+                lines.append(f"  outbox #{row.id} {row.channel} {row.event} {row.status} "
+                             f"v{payload.get('version')} moves={len(payload.get('moves') or [])} "
+                             f"reply_to={payload.get('reply_to')} to={row.target[-30:]}")
+            for event in db.session.execute(sa.select(EventRow).where(
+                    EventRow.game_id == game.id).order_by(EventRow.seq)).scalars():
+                lines.append(f"  event {event.seq} v{event.version} seat {event.seat} "
+                             f"{event.kind} {event.data}")
+            for message in db.session.execute(sa.select(InboundMessageRow).where(
+                    InboundMessageRow.game_id == game.id)).scalars():
+                lines.append(f"  inbound #{message.id} {message.status} {message.outcome} "
+                             f"{message.error}")
+            db.session.remove()
+        for rcpts, raw in self.sinks.mail():
+            if set(rcpts) & set(game.email.values()):
+                message = parse_email(raw)
+                lines.append(f"  sink: {message['X-DOS-Event']} {message['Reply-To']} "
+                             f"moves={len(moves_of(message))}")
+        return "\n".join(lines)
 
     def settled(self) -> bool:
         with self.app.app_context():
@@ -284,33 +323,40 @@ class World:
         tries: dict[int, list[DeliveryAttemptRow]] = defaultdict(list)
         for attempt in db.session.execute(sa.select(DeliveryAttemptRow)).scalars():
             tries[attempt.notification_id].append(attempt)
-        received = [r for receiver in self.receivers for r in receiver.all()]
+        hooks = self.sinks.hooks()
+        received = [receipt for _, receipt in hooks]
         hooks_ok = Counter(r.webhook_id for r in received if r.status < 300)
         hooks_all = Counter(r.webhook_id for r in received)
-        with self.sink.lock:
-            raw = list(self.sink.raw)
-        mail = Counter(message_id_of(mid) for _, mid in header_index(raw))
-        mail_to = {message_id_of(mid): rcpts for rcpts, mid in header_index(raw)}
+        raw = self.sinks.mail()
+        headers = header_index(raw)
+        mail = Counter(message_id_of(mid) for _, mid in headers)
+        mail_to = {message_id_of(mid): rcpts for rcpts, mid in headers}
         ours = {row.message_id for row in rows}
         assert set(hooks_all) <= ours, "webhooks no outbox row sent"
         assert set(mail) <= ours, "emails no outbox row sent"
-        twice = 0
+        twice = excuses = 0
         statuses: Counter[str] = Counter()
         for row in rows:
             statuses[f"{row.channel}_{row.status}"] += 1
             attempts = tries[row.id]
             ok = [a for a in attempts if a.ok]
             got = hooks_ok[row.message_id] if row.channel == "webhook" else mail[row.message_id]
+            # The documented exceptions to exactly once (worker.py): the killed worker sent
+            # the row and died before recording it, or a receiver took a message after the
+            # worker gave up waiting (a timed-out attempt). Then more than once is allowed.
+            excused = row.id in self.chaos.at_risk or any(
+                "timed out" in (a.error or "") for a in attempts)
             if row.status == "sent":
                 assert len(ok) == 1, (row.id, row.event, len(ok))
                 assert row.attempts == len(attempts), (row.id, row.attempts, len(attempts))
-                if row.id in self.chaos.at_risk:  # the killed worker may have sent it unrecorded
+                if excused:
                     assert got >= 1, (row.id, row.channel, got)
                     twice += got - 1
+                    excuses += 1
                 else:
                     assert got == 1, (row.id, row.channel, row.event, got)
-                if row.channel == "webhook" and row.id not in self.chaos.at_risk:
-                    assert hooks_all[row.message_id] == len(attempts), row.id
+                    if row.channel == "webhook":
+                        assert hooks_all[row.message_id] == len(attempts), row.id
                 if row.channel == "email":
                     assert mail_to[row.message_id] == [row.target], row.id
             else:
@@ -320,16 +366,19 @@ class World:
                 assert not ok, row.id
                 assert got == 0, row.id
                 assert all(a.status_code == 500 for a in attempts), row.id
-        secret_of = {(game.receiver.url(path)): game.secrets[seat]
+        secret_of = {game.receiver + path: game.secrets[seat]
                      for game in self.games for seat, path in game.paths.items()}
-        for receiver in self.receivers:
-            for receipt in receiver.all():
-                verify(receipt, secret_of[receiver.url(receipt.path)])
+        for number, receipt in hooks:
+            verify(receipt, secret_of[self.receivers[number] + receipt.path])
+        lags = sorted((row.sent_at - row.created_at).total_seconds()
+                      for row in rows if row.sent_at is not None)
         figures.update({
+            "delivery_lag_p50_s": round(lags[len(lags) // 2], 2),
+            "delivery_lag_p99_s": round(lags[len(lags) * 99 // 100], 2),
             "notifications": len(rows), **dict(sorted(statuses.items())),
             "webhook_500s": sum(1 for r in received if r.status >= 500),
             "emails_at_sink": len(raw), "killed_worker_rows": len(self.chaos.at_risk),
-            "sent_twice_after_kill": twice,
+            "rows_killed_or_timed_out": excuses, "duplicates_of_those": twice,
         })
 
     def check_inbound(self, figures: dict[str, Any]) -> None:
