@@ -211,7 +211,7 @@ class Api:
             try:
                 response = self._session().request(method, base + path, json=body,
                                                    headers=headers, timeout=60)
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError):
                 with self.lock:
                     self.connection_errors += 1
                 self.local.session = None  # its pooled connections may be dead

@@ -76,7 +76,7 @@ TARGET_SCORE = 20  # ~25 turns a game: short games, many of them
 PLAYER_THREADS = 24
 WEBHOOK_FAIL_RATE = 0.2
 RETRY_SCHEDULE = [0, 0.2, 0.5, 1]  # seconds: four tries, then dead-lettered
-LEASE_SECONDS = 5  # a killed worker's claimed rows are due again after this
+LEASE_SECONDS = 10  # a killed worker's claimed rows are due again after this
 KILL_AFTER = GAMES // 10  # games finished when the kills happen (most are mid-game then)
 
 pytestmark = pytest.mark.slow
@@ -365,8 +365,9 @@ class World:
                 assert row.channel == "webhook", (row.id, row.last_error)
                 assert row.attempts == len(attempts) == len(RETRY_SCHEDULE), row.id
                 assert not ok, row.id
-                assert got == 0, row.id
-                assert all(a.status_code == 500 for a in attempts), row.id
+                assert all(a.status_code == 500 or "timed out" in (a.error or "")
+                           for a in attempts), row.id
+                assert got == 0 or excused, row.id
         secret_of = {game.receiver + path: game.secrets[seat]
                      for game in self.games for seat, path in game.paths.items()}
         for number, receipt in hooks:
