@@ -343,3 +343,29 @@ def test_the_fresh_link_form_is_rate_limited(make_app: Callable[..., Flask]) -> 
     assert refused.mimetype == "text/html"
     assert "Too many requests" in refused.get_data(as_text=True)
     assert len(queued_logins(app)) == 2
+
+
+# -- the links in the emails of signing in ----------------------------------------------------
+
+
+def test_sign_in_and_confirmation_emails_link_to_pages(app: Flask) -> None:
+    """Every game email is checked on the wire (tests/notify/test_email_kinds.py); these two
+    are built here from the rows queued for them: no link to the JSON API in either part."""
+    from dos_server.delivery.email import build
+
+    created = game(app)
+    confirm_link(app, created["id"], 1, created["tokens"][1], "bob@new.example.org")
+    login_link(app, ANN)
+    with app.test_request_context():
+        rows = db.session.execute(db.select(NotificationRow).where(
+            NotificationRow.event.in_(["login_code", "confirm_email"]))).scalars().all()
+        assert {r.event for r in rows} == {"login_code", "confirm_email"}
+        for row in rows:
+            message = build(dict(row.payload), row.message_id)
+            for kind in ("plain", "html"):
+                part = message.get_body(preferencelist=(kind,))
+                assert part is not None
+                text = str(part.get_content())
+                assert "http" in text
+                assert "/api/" not in text, (row.event, kind, text)
+        db.session.remove()
