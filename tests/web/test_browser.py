@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -210,18 +210,26 @@ def test_a_stale_page_plays_nothing_and_shows_the_new_table(browser: Browser,
     page.context.close()
 
 
-def test_create_invite_join_and_start_in_browsers(browser: Browser, site: Site) -> None:
-    host = new_page(browser)
+def create_in_lobby(host: Page, site: Site, target: str, more: Callable[[], Any]) -> str:
+    """alice creates a game with bob from the home page (``more`` fills in other fields);
+    returns bob's invite link, from the host page."""
     host.goto(site.base)
     host.get_by_role("link", name="Create a game").click()
     host.get_by_label("Name").nth(0).fill("alice")
     host.get_by_label("Name").nth(1).fill("bob")
-    host.locator("#seat2_kind").select_option("open")
-    host.get_by_label("Play to (points)").fill("50")
+    host.get_by_label("Play to (points)").fill(target)
+    more()
     host.get_by_role("button", name="Create the game").click()
     expect(host.get_by_role("heading", name="host controls")).to_be_visible()
     invite = host.get_by_label("Invite for bob").input_value()
     assert invite.startswith(f"{site.base}/games/")
+    return invite
+
+
+def test_create_invite_join_and_start_in_browsers(browser: Browser, site: Site) -> None:
+    host = new_page(browser)
+    invite = create_in_lobby(host, site, "50", lambda: host.locator("#seat2_kind")
+                             .select_option("open"))
 
     bob = new_page(browser)
     bob.goto(invite)
@@ -249,15 +257,8 @@ def test_a_whole_game_created_joined_and_played_in_browsers_only(
     site = any_site
     desktop = {"viewport": {"width": 1280, "height": 900}}
     alice = new_page(browser, **desktop)
-    alice.goto(site.base)
-    alice.get_by_role("link", name="Create a game").click()
-    alice.get_by_label("Name").nth(0).fill("alice")
-    alice.get_by_label("Name").nth(1).fill("bob")
-    alice.get_by_label("Play to (points)").fill("10")
-    alice.get_by_label("A turn whose time ran out is played by").select_option("greedy")
-    alice.get_by_role("button", name="Create the game").click()
-    expect(alice.get_by_role("heading", name="host controls")).to_be_visible()
-    invite = alice.get_by_label("Invite for bob").input_value()
+    invite = create_in_lobby(alice, site, "10", lambda: alice.get_by_label(
+        "A turn whose time ran out is played by").select_option("greedy"))
     alice.get_by_role("link", name="Open the table").click()
 
     bob = new_page(browser, **desktop)

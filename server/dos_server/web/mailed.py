@@ -12,6 +12,8 @@ A GET never acts (mail scanners fetch every link): each page's button POSTs, wit
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response, current_app, make_response, render_template
@@ -51,24 +53,33 @@ def bad_link(problem: Problem, game_id: str | None = None, *, paste: bool = Fals
     return _headers(response)
 
 
+def _link_page(view: Callable[[str], str]) -> Callable[[str], Response | str]:
+    """A page of an emailed link: what is wrong with the token ends on :func:`bad_link`."""
+
+    @functools.wraps(view)
+    def page(token: str) -> Response | str:
+        try:
+            return view(token)
+        except Problem as problem:
+            return bad_link(problem)
+
+    return page
+
+
 # -- unsubscribe (the link in the email's body; List-Unsubscribe stays on the API) ----------
 
 
 @bp.get("/unsubscribe/<token>")
-def unsubscribe(token: str) -> Response | str:
-    try:
-        info = notify.describe_unsubscribe(token)
-    except Problem as problem:
-        return bad_link(problem)
+@_link_page
+def unsubscribe(token: str) -> str:
+    info = notify.describe_unsubscribe(token)
     return render_template("unsubscribe.html", info=info, token=token, done=False)
 
 
 @bp.post("/unsubscribe/<token>")
-def unsubscribe_post(token: str) -> Response | str:
-    try:
-        info: dict[str, Any] = {**notify.describe_unsubscribe(token), **lobby.unsubscribe(token)}
-    except Problem as problem:
-        return bad_link(problem)
+@_link_page
+def unsubscribe_post(token: str) -> str:
+    info: dict[str, Any] = {**notify.describe_unsubscribe(token), **lobby.unsubscribe(token)}
     return render_template("unsubscribe.html", info=info, token=token, done=True)
 
 
@@ -76,22 +87,18 @@ def unsubscribe_post(token: str) -> Response | str:
 
 
 @bp.get("/confirm-email/<token>")
-def confirm_email(token: str) -> Response | str:
-    try:  # only the signature and age: the button's POST checks the seat
-        tokens.read_payload("confirm", token, int(account.CONFIRM_MAX_AGE.total_seconds()),
-                            "confirmation link")
-    except Problem as problem:
-        return bad_link(problem)
+@_link_page
+def confirm_email(token: str) -> str:
+    # Only the signature and the age: the button's POST checks the seat.
+    tokens.read_payload("confirm", token, int(account.CONFIRM_MAX_AGE.total_seconds()),
+                        "confirmation link")
     return render_template("confirm.html", token=token, done=None)
 
 
 @bp.post("/confirm-email/<token>")
-def confirm_email_post(token: str) -> Response | str:
-    try:
-        done = account.confirm_address(token)
-    except Problem as problem:
-        return bad_link(problem)
-    return render_template("confirm.html", token=token, done=done)
+@_link_page
+def confirm_email_post(token: str) -> str:
+    return render_template("confirm.html", token=token, done=account.confirm_address(token))
 
 
 def account_link_problem(token: str) -> Response | None:
