@@ -46,7 +46,7 @@ import sqlalchemy as sa
 from aiosmtpd.controller import Controller
 from flask import Flask
 from standardwebhooks.webhooks import Webhook
-from werkzeug.serving import make_server
+from werkzeug.serving import ThreadedWSGIServer, make_server
 
 from dos_server import create_app
 from dos_server.config import normalize_database_url
@@ -170,9 +170,17 @@ def app_factory(url: str, **defaults: Any) -> Iterator[Callable[..., Flask]]:
 
 
 @contextmanager
-def serving(app: Flask) -> Iterator[str]:
-    """``app`` under werkzeug's threaded server on a free loopback port; yields its base URL."""
+def serving(app: Flask, *, finish_requests: bool = False) -> Iterator[str]:
+    """``app`` under werkzeug's threaded server on a free loopback port; yields its base URL.
+
+    ``finish_requests``: on leaving, wait for the requests still running (a page's long-poll
+    answers within ``WEB_WAIT_SECONDS``), so none touches the database after it is gone.
+    """
     server = make_server("127.0.0.1", 0, app, threaded=True)
+    if finish_requests:
+        assert isinstance(server, ThreadedWSGIServer)
+        server.daemon_threads = False  # socketserver then joins them in server_close()
+        server.block_on_close = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
