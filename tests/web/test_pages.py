@@ -425,11 +425,15 @@ def test_the_lobby_offers_everything_the_api_does(app: Flask) -> None:
         assert f'<option value="{bot}"' in form
     response = post(host, "/new", create_form(
         timeout_policy="greedy", forfeit_after="3", vacation_days="5", turn_time_limit="3600",
-        seat2_kind="search-2", seat1_webhook="http://127.0.0.1:9/hook"), page="/new")
+        seat2_kind="search-2", seat1_webhook="http://127.0.0.1:9/hook",
+        title=" Friday  cards "), page="/new")
     assert response.status_code == 303, response.get_data(as_text=True)
     game_id = response.headers["Location"].split("/")[2]
     assert clock_of(app, game_id) == ("greedy", 3, 5, 3600)
     assert api_view(host, game_id)["seats"][2]["bot"] == "search-2"
+    assert api_view(host, game_id)["title"] == "Friday cards"
+    heading = f"Friday cards ({game_id}): host controls"
+    assert heading in host.get(f"/games/{game_id}/host").get_data(as_text=True)
     never = post(host, "/new", create_form(forfeit_after=""), page="/new")
     assert clock_of(app, never.headers["Location"].split("/")[2])[1] is None
 

@@ -75,6 +75,13 @@ def csrf_field() -> str:
     return auth.csrf_token()
 
 
+@bp.app_template_filter("game_name")
+def game_name(game: Any) -> str:
+    """How a page names a game: 'Friday cards (k3q9x7m2ab)', or 'Game k3q9x7m2ab' untitled."""
+    title = game.get("title") if isinstance(game, dict) else None
+    return f"{title} ({game['id']})" if title else f"Game {game['id']}"
+
+
 @bp.app_template_filter("sentence")
 def sentence(text: str) -> str:
     """A service's detail as a sentence: capital first letter, a full stop at the end."""
@@ -156,7 +163,7 @@ def _new_defaults() -> dict[str, Any]:
     form: dict[str, Any] = {"target_score": "200", "after_draw": "drawn_card", "dos_call": False,
                             "bonus_placement": "optional", "turn_time_limit": "86400", "me": "0",
                             "timeout_policy": "random", "forfeit_after": "",
-                            "vacation_days": "14"}
+                            "vacation_days": "14", "title": ""}
     for index, kind in enumerate(("person", "person", "none", "none")):
         form[f"seat{index}_kind"] = kind
         for field in ("name", "email", "webhook"):
@@ -198,6 +205,8 @@ def create_game() -> Page:
         "options": {"after_draw": form.get("after_draw"), "dos_call": bool(form["dos_call"]),
                     "bonus_placement": form.get("bonus_placement")},
     }
+    if str(form.get("title", "")).strip():  # empty: an untitled game
+        payload["title"] = str(form["title"])
     target = _int(str(form.get("target_score", "")))
     if target is None:
         errors.append("target score: a whole number, e.g. 200")
@@ -230,7 +239,7 @@ def create_game() -> Page:
         created = lobby.create_game([lobby.SeatSpec(**seat) for seat in loaded["seats"]],
                                     loaded.get("options", {}), loaded.get("turn_time_limit"),
                                     loaded["timeout_policy"], loaded.get("forfeit_after"),
-                                    loaded["vacation_days"])
+                                    loaded["vacation_days"], loaded.get("title"))
     except Problem as problem:
         return _new_page(form, [problem.detail], problem.status)
     _host_and_sit(created, me_index)
