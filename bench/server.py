@@ -53,6 +53,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -239,6 +240,7 @@ class WorkerResult:
     side_count: int = 0
     games_finished: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+    cpu_seconds: float = 0.0  # this client process's CPU during the timed part
 
 
 def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrier,
@@ -260,6 +262,7 @@ def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrie
                     tags[game.id, seat.index] = client.etag
         client.ok("GET", "/api/ping")  # warm the connection
         barrier.wait(timeout=300)
+        cpu_start = time.process_time()
         start = time.perf_counter()
         end = start + settings.seconds
         done = 0
@@ -304,6 +307,7 @@ def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrie
                     result.errors[step.error] = result.errors.get(step.error, 0) + 1
             done += 1
             turn += 1
+        result.cpu_seconds = time.process_time() - cpu_start
     except Exception as error:  # reported, never hidden
         result.errors[f"worker: {error!r}"[:300]] = 1
         with contextlib.suppress(Exception):
@@ -325,11 +329,59 @@ class Throughput:
     side_p50_ms: float = 0.0
     side_p99_ms: float = 0.0
     games_finished: int = 0
+    # CPU per measured operation (a request; in play a turn: its GET and POST), in ms: the
+    # server's (gunicorn workers and, on PostgreSQL, the database's backends for its database)
+    # and the clients'. Unlike the rates, it hardly moves with the rest of the machine's load.
+    server_cpu_ms: float = 0.0
+    client_cpu_ms: float = 0.0
 
 
-def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Throughput:
+@dataclass(frozen=True)
+class Server:
+    port: int
+    pid: int  # gunicorn's master: its workers are its children
+    database: str | None = None  # PostgreSQL: the database whose backends count as the server's
+
+
+def _proc_stat(pid: str) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a process from /proc (None if it is gone or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(server: Server) -> float:
+    """CPU seconds used so far by the gunicorn workers and the PostgreSQL backends serving them
+    (0.0 where /proc is not there)."""
+    total = 0.0
+    if not os.path.isdir("/proc"):
+        return total
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        stat = _proc_stat(pid)
+        if stat is None:
+            continue
+        if stat[0] == server.pid or int(pid) == server.pid:
+            total += stat[1]
+        elif server.database is not None:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    command = cmdline.read().decode(errors="replace")
+            except OSError:
+                continue
+            if command.startswith("postgres:") and f" {server.database} " in command:
+                total += stat[1]
+    return total
+
+
+def concurrent_phase(mode: str, server: Server, settings: Settings, seed: int) -> Throughput:
+    port = server.port
     context = mp.get_context("fork")
-    barrier = context.Barrier(settings.clients)
+    barrier = context.Barrier(settings.clients + 1)  # and this process: it starts the CPU count
     queue = context.Queue()
     processes = [
         context.Process(target=_worker, args=(mode, port, seed * 1000 + i, settings, barrier, queue))
@@ -338,6 +390,9 @@ def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Thr
     for process in processes:
         process.start()
     results: list[dict[str, Any]] = []
+    with contextlib.suppress(threading.BrokenBarrierError):  # a client failed: it says why
+        barrier.wait(timeout=300)
+    cpu_before = server_cpu(server)
     try:
         deadline = time.monotonic() + settings.seconds + 600
         while len(results) < len(processes) and time.monotonic() < deadline:
@@ -354,8 +409,10 @@ def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Thr
             if process.is_alive() and process.pid is not None:
                 os.kill(process.pid, signal.SIGKILL)
                 process.join()
+    cpu_used = server_cpu(server) - cpu_before
     latencies = [x for r in results for x in r["latencies"]]
     side = [x for r in results for x in r["side_latencies"]]
+    operations = max(1, len(latencies))
     errors: dict[str, int] = {}
     for r in results:
         for key, count in r["errors"].items():
@@ -369,6 +426,8 @@ def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Thr
         errors=errors, side_per_second=len(side) / settings.seconds,
         side_p50_ms=percentile(side, 50) * 1000, side_p99_ms=percentile(side, 99) * 1000,
         games_finished=sum(r["games_finished"] for r in results),
+        server_cpu_ms=cpu_used * 1000 / operations,
+        client_cpu_ms=sum(r["cpu_seconds"] for r in results) * 1000 / operations,
     )
 
 
@@ -422,6 +481,7 @@ class Backend:
     fill_games: Callable[[int], float]  # inserts n filler games, returns seconds taken
     add_events: Callable[[str, int], float]  # appends n history rows to a game
     analyze: Callable[[], None]
+    database: str | None = None  # PostgreSQL: the database's name (its backends' CPU counts)
 
 
 def filler_states(count: int) -> list[str]:
@@ -506,7 +566,7 @@ def postgres_backend(admin_url: str, name: str) -> tuple[Backend, Callable[[], N
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     url = "postgresql+psycopg://" + db_url.split("://", 1)[1]
-    return Backend("postgresql", url, fill, add_events, analyze), drop
+    return Backend("postgresql", url, fill, add_events, analyze, name), drop
 
 
 def sqlite_backend(path: Path) -> Backend:
@@ -588,7 +648,8 @@ def upgrade_schema(env: dict[str, str]) -> None:
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], settings: Settings, log: Path) -> Iterator[int]:
+def gunicorn(env: dict[str, str], settings: Settings, log: Path,
+             database: str | None = None) -> Iterator[Server]:
     port = free_port()
     with log.open("w") as log_file:
         process = subprocess.Popen(
@@ -597,7 +658,7 @@ def gunicorn(env: dict[str, str], settings: Settings, log: Path) -> Iterator[int
             cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
         try:
             wait_ready(port, process, log)
-            yield port
+            yield Server(port, process.pid, database)
         finally:
             process.terminate()
             try:
@@ -636,28 +697,32 @@ def run_backend(backend: Backend, settings: Settings, log: Path) -> dict[str, An
     env = server_env(backend.url)
     upgrade_schema(env)
     out: dict[str, Any] = {}
-    with gunicorn(env, settings, log) as port:
+    with gunicorn(env, settings, log, backend.database) as server:
         print(f"\n== {backend.name}: gunicorn -w {settings.workers} --threads {settings.threads} on "
-              f"127.0.0.1:{port}, {settings.clients} client processes, {settings.seconds:g} s per phase")
-        out["rounds"] = [one_round(port, settings, n) for n in range(settings.rounds)]
+              f"127.0.0.1:{server.port}, {settings.clients} client processes, "
+              f"{settings.seconds:g} s per phase")
+        out["rounds"] = [one_round(server, settings, n) for n in range(settings.rounds)]
         if settings.rounds > 1:
             print(f"\nmedian of {settings.rounds} rounds: " + ", ".join(
                 f"{key} {statistics.median(r['ratios'][key] for r in out['rounds']):.2f}"
                 for key in out["rounds"][0]["ratios"]))
-        out["scaling"] = scaling(backend, port, settings)
+        if settings.filler:
+            out["scaling"] = scaling(backend, server.port, settings)
     return out
 
 
-def one_round(port: int, settings: Settings, number: int) -> dict[str, Any]:
+def one_round(server: Server, settings: Settings, number: int) -> dict[str, Any]:
     """The concurrent phases once. The ceiling is measured before and after the others (the
     machine is shared: its load drifts) and the ratios use the mean of the two."""
     seed = 10 * number
-    before = concurrent_phase("ping", port, settings, seed + 1)
-    play = concurrent_phase("play", port, settings, seed + 2)
-    reads = concurrent_phase("read", port, settings, seed + 3)
-    unchanged = concurrent_phase("cread", port, settings, seed + 4)
-    after = concurrent_phase("ping", port, settings, seed + 5)
+    before = concurrent_phase("ping", server, settings, seed + 1)
+    play = concurrent_phase("play", server, settings, seed + 2)
+    reads = concurrent_phase("read", server, settings, seed + 3)
+    unchanged = concurrent_phase("cread", server, settings, seed + 4)
+    after = concurrent_phase("ping", server, settings, seed + 5)
     ceiling = (before.per_second + after.per_second) / 2
+    ping_cpu = (before.server_cpu_ms + after.server_cpu_ms) / 2
+    ping_all = ping_cpu + (before.client_cpu_ms + after.client_cpu_ms) / 2
     out: dict[str, Any] = {
         "ceiling_before": asdict(before), "ceiling_after": asdict(after), "play": asdict(play),
         "reads": asdict(reads), "conditional_reads": asdict(unchanged),
@@ -666,6 +731,14 @@ def one_round(port: int, settings: Settings, number: int) -> dict[str, Any]:
             "play_requests_to_ceiling": ratio(play.per_second + play.side_per_second, ceiling),
             "reads_to_ceiling": ratio(reads.per_second, ceiling),
             "conditional_reads_to_ceiling": ratio(unchanged.per_second, ceiling),
+            # The same ratios from CPU per operation (ping's / the operation's): what the rates
+            # would be on a machine this benchmark had to itself, CPU-bound.
+            "turns_to_ceiling_by_server_cpu": ratio(ping_cpu, play.server_cpu_ms),
+            "reads_to_ceiling_by_server_cpu": ratio(ping_cpu, reads.server_cpu_ms),
+            "conditional_reads_to_ceiling_by_server_cpu": ratio(ping_cpu,
+                                                                unchanged.server_cpu_ms),
+            "turns_to_ceiling_by_cpu": ratio(ping_all, play.server_cpu_ms + play.client_cpu_ms),
+            "reads_to_ceiling_by_cpu": ratio(ping_all, reads.server_cpu_ms + reads.client_cpu_ms),
         },
     }
     r = out["ratios"]
@@ -688,6 +761,15 @@ def one_round(port: int, settings: Settings, number: int) -> dict[str, Any]:
           f"{unchanged.p50_ms:8.2f} {unchanged.p99_ms:8.2f} "
           f"{r['conditional_reads_to_ceiling']:9.2f}")
     print(f"(games finished during play: {play.games_finished})")
+    print(f"{'CPU per operation, ms':36}{'server':>9} {'clients':>8} {'':8} {'/ceiling':>9}")
+    for label, phase, key in (("ping (mean of both)", None, None), ("turn", play, "turns"),
+                              ("state read", reads, "reads"),
+                              ("state read, 304", unchanged, "conditional_reads")):
+        if phase is None:
+            print(f"  {label:34}{ping_cpu:9.2f} {ping_all - ping_cpu:8.2f}")
+            continue
+        print(f"  {label:34}{phase.server_cpu_ms:9.2f} {phase.client_cpu_ms:8.2f} {'':8} "
+              f"{r[f'{key}_to_ceiling_by_server_cpu']:9.2f}  (server CPU)")
     for name, phase in (("ceiling", before), ("play", play), ("reads", reads),
                         ("conditional reads", unchanged), ("ceiling after", after)):
         if phase.errors:
@@ -806,7 +888,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--seconds", type=float, help="seconds of each concurrent phase")
     parser.add_argument("--clients", type=int, help="concurrent client processes")
-    parser.add_argument("--filler", type=int, help="games inserted for the scaling measurement")
+    parser.add_argument("--filler", type=int,
+                        help="games inserted for the scaling measurement (0: no scaling part)")
     parser.add_argument("--workers", type=int, help="gunicorn workers")
     parser.add_argument("--threads", type=int, help="gunicorn threads per worker")
     parser.add_argument("--rounds", type=int, help="repeat the concurrent phases (default 1)")
@@ -817,7 +900,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = QUICK if args.quick else FULL
     names = ("seconds", "clients", "filler", "workers", "threads", "rounds")
     overrides = {key: getattr(args, key) for key in names if getattr(args, key) is not None}
-    if any(value <= 0 for value in overrides.values()):
+    if any(value <= 0 for key, value in overrides.items() if key != "filler") or \
+            overrides.get("filler", 0) < 0:
         parser.error("numbers must be positive")
     settings = Settings(**{**asdict(settings), **overrides})
     backends = ("postgresql", "sqlite") if args.backend == "both" else (args.backend,)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, Text, cast, select
+from sqlalchemy import Connection, Text, bindparam, cast, select
 from sqlalchemy.orm import contains_eager, defer, joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -134,8 +134,9 @@ _READ = (
            _SEATS.c.name, _SEATS.c.bot, _SEATS.c.claimed, _SEATS.c.resigned,
            _SEATS.c.vacation_until)
     .select_from(_GAMES.outerjoin(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
+    .where(_GAMES.c.id == bindparam("game_id"))
     .order_by(_SEATS.c.index)
-)
+)  # built once: its SQL is compiled once and found in the cache by identity afterwards
 
 
 def read_game(game_id: str) -> GameSnapshot:
@@ -146,7 +147,7 @@ def read_game(game_id: str) -> GameSnapshot:
     used, so nothing of this request's writes (it makes none) could be in it.
     """
     with _read_connection() as connection:
-        rows = connection.execute(_READ.where(_GAMES.c.id == game_id)).all()
+        rows = connection.execute(_READ, {"game_id": game_id}).all()
     if not rows:
         raise _not_found(game_id)
     first = rows[0]
