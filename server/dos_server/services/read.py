@@ -35,6 +35,7 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
     now = utcnow()
     body: dict[str, Any] = {
         "id": game.id,
+        "title": game.title,
         "status": game.status,
         "version": game.version,
         "you": viewer.seat,
