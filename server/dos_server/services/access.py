@@ -68,6 +68,8 @@ class GameLike(Protocol[S_co]):
     @property
     def id(self) -> str: ...
     @property
+    def title(self) -> str | None: ...
+    @property
     def status(self) -> str: ...
     @property
     def version(self) -> int: ...
@@ -106,6 +108,7 @@ class GameSnapshot:
     """
 
     id: str
+    title: str | None
     status: str
     version: int
     host_token_version: int
@@ -127,7 +130,8 @@ _GAMES = GameRow.__table__
 _SEATS = SeatRow.__table__
 # One row per seat; the JSON columns come as text, decoded once (not once per seat row).
 _READ = (
-    select(_GAMES.c.id, _GAMES.c.status, _GAMES.c.version, _GAMES.c.host_token_version,
+    select(_GAMES.c.id, _GAMES.c.title, _GAMES.c.status, _GAMES.c.version,
+           _GAMES.c.host_token_version,
            cast(_GAMES.c.options, Text), _GAMES.c.turn_time_limit, _GAMES.c.turn_deadline,
            cast(_GAMES.c.state, Text),
            _SEATS.c.index, _SEATS.c.public_id, _SEATS.c.legacy_index, _SEATS.c.token_version,
@@ -151,10 +155,10 @@ def read_game(game_id: str) -> GameSnapshot:
     if not rows:
         raise _not_found(game_id)
     first = rows[0]
-    seats = tuple(SeatSnapshot(*row[8:]) for row in rows if row[8] is not None)
-    options = json.loads(first[4]) if first[4] is not None else {}
-    return GameSnapshot(first[0], first[1], first[2], first[3], options, first[5], first[6],
-                        seats, first[7])
+    seats = tuple(SeatSnapshot(*row[9:]) for row in rows if row[9] is not None)
+    options = json.loads(first[5]) if first[5] is not None else {}
+    return GameSnapshot(first[0], first[1], first[2], first[3], first[4], options, first[6],
+                        first[7], seats, first[8])
 
 
 def _read_connection() -> Connection:
