@@ -62,7 +62,12 @@ test-engine-alone:
 		'pytest>=8' 'hypothesis>=6.100' && \
 	"$$venv/bin/python" -m pytest tests/engine -p no:cacheprovider -q -m 'not slow'
 
-bench-engine: install
+# The `bench` extra brings RLCard's UNO, which bench/engine.py plays in the same run for a ratio.
+$(VENV)/.installed-bench: pyproject.toml | $(PY)
+	$(PIP) install --quiet -e '.[server,bench]'
+	touch $@
+
+bench-engine: install $(VENV)/.installed-bench
 	$(PY) bench/engine.py
 
 clean:

@@ -13,10 +13,13 @@ depends_on = None
 
 
 def upgrade():
-    with op.batch_alter_table('games', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('title', sa.String(length=80), nullable=True))
+    op.add_column('games', sa.Column('title', sa.String(length=80), nullable=True))
 
 
 def downgrade():
-    with op.batch_alter_table('games', schema=None) as batch_op:
-        batch_op.drop_column('title')
+    # Not a batch "move and copy" on SQLite: dropping the old games table would cascade to
+    # every seat (foreign keys are on). SQLite 3.35+ drops a column in place.
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("ALTER TABLE games DROP COLUMN title")
+    else:
+        op.drop_column('games', 'title')

@@ -315,8 +315,14 @@ def text_body(payload: Mapping[str, Any]) -> str:
     if event != "invited":
         lines.append(f"All your games: {all_games_url()}")
     if payload.get("unsubscribe"):
-        lines.append(f"Stop these emails: {payload['unsubscribe']}")
+        lines.append(f"Stop these emails: {stop_link(payload)}")
     return "\n".join(lines) + "\n"
+
+
+def stop_link(payload: Mapping[str, Any]) -> str:
+    """The unsubscribe link a person clicks: the page (rows queued before it existed carry
+    only the API's one-click link, which shows a page in a browser too)."""
+    return str(payload.get("unsubscribe_page") or payload["unsubscribe"])
 
 
 def all_games_url() -> str:
@@ -427,7 +433,7 @@ def html_body(payload: Mapping[str, Any]) -> str:
         footer.append(f"See the game: <code>dos-client show {html.escape(payload['game_id'])}"
                       "</code>")
     if payload.get("unsubscribe"):
-        footer.append(f"<a href=\"{html.escape(payload['unsubscribe'])}\">Stop these emails</a>")
+        footer.append(f"<a href=\"{html.escape(stop_link(payload))}\">Stop these emails</a>")
     if footer:
         parts.append("<p style=\"font-size:smaller\">" + " · ".join(footer) + "</p>")
     return ("<!doctype html><html><head><meta charset=\"utf-8\">"
@@ -541,9 +547,10 @@ def _build_digest(payload: dict[str, Any], message_id: str) -> EmailMessage:
         versus = f" vs {', '.join(game['opponents'])}" if game.get("opponents") else ""
         label = game_label({"game_id": game["id"], "game_title": game.get("game_title")})
         lines += [f"- game {label} as {game['name']}{versus}{deadline}",
-                  f"  see your moves: dos-client moves {game['id']}",
+                  *([f"  open your table: {game['table']}"] if game.get("table") else []),
+                  f"  or see your moves: dos-client moves {game['id']}",
                   f"  then play one:  {game['line']}",
-                  f"  stop emails for this game: {game['unsubscribe']}", ""]
+                  f"  stop emails for this game: {stop_link(game)}", ""]
     lines.append(f"All your games (sign in with this address): {all_games_url()}")
     text = "\n".join(lines) + "\n"
     message.set_content(text)

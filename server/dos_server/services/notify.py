@@ -156,7 +156,7 @@ def add_row(game_id: str | None, seats: list[int], channel: str, target: str, ev
 def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
                   data: dict[str, Any]) -> dict[str, Any]:
     names = [s.name or f"seat {s.index}" for s in game.seats]
-    base = current_app.config["PUBLIC_URL"].rstrip("/")
+    unsubscribe, unsubscribe_page = unsubscribe_urls(game.id, seat.public_id)
     payload: dict[str, Any] = {
         "event": event,
         "game_id": game.id,
@@ -168,7 +168,8 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
         "links": links(game),
         "data": data,
-        "unsubscribe": unsubscribe_url(game.id, seat.public_id),
+        "unsubscribe": unsubscribe,  # List-Unsubscribe (RFC 8058 one-click POST, the API)
+        "unsubscribe_page": unsubscribe_page,  # the link in the body: a page with a button
         "unsubscribe_mailto": tokens.unsubscribe_address(game.id, seat.public_id),
         "view": None,
         "moves": [],
@@ -183,7 +184,7 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     payload["table"] = (web_links.join_url(game.id, invite) if event == "invited" and invite
                         else web_links.signin_url(game, seat))
     if event == "game_over":
-        payload["record"] = f"{base}/api/games/{game.id}/record"
+        payload["record"] = web_links.record_url(game.id)
     if state is not None:
         view = state.view(seat.index)
         payload["view"] = view.to_dict()
@@ -284,10 +285,13 @@ def describe_event(event: Mapping[str, Any], names: Mapping[int, str], me: int) 
     return None
 
 
-def unsubscribe_url(game_id: str, seat_id: str) -> str:
-    """The seat's one-click unsubscribe link (``seat_id``: its public_id); never revoked."""
+def unsubscribe_urls(game_id: str, seat_id: str) -> tuple[str, str]:
+    """The seat's one-click unsubscribe link for List-Unsubscribe (the API) and the page a
+    person opens from the email's body, with one token (``seat_id``: its public_id); never
+    revoked."""
     base = current_app.config["PUBLIC_URL"].rstrip("/")
-    return f"{base}/api/unsubscribe/{tokens.issue('unsubscribe', game_id, seat_id, 1)}"
+    token = tokens.issue("unsubscribe", game_id, seat_id, 1)
+    return f"{base}/api/unsubscribe/{token}", web_links.unsubscribe_url(token)
 
 
 def new_address(game: GameRow, seat: SeatRow) -> None:
