@@ -134,7 +134,7 @@ class Actions(MethodView):
         With a weak ``ETag`` like the game's: ``If-None-Match`` gets ``304`` until it changes.
         """
         # A host token or a spectator gets its 403 before any tag is compared.
-        return _conditional(game_id, read.actions_etag, _actions_body)
+        return _conditional(game_id, read.actions_etag, read.legal_actions_body)
 
     @blp.arguments(ActionsIn)
     @blp.response(200)
@@ -150,10 +150,6 @@ class Actions(MethodView):
         return play.submit_actions(game_id, _bearer(), body["version"], actions,
                                       request.headers.get("Idempotency-Key"),
                                       number=body.get("number"))
-
-
-def _actions_body(game: Any, viewer: access.Viewer) -> dict[str, Any]:
-    return read.legal_actions_body(game, viewer)
 
 
 @blp.route("/<game_id>/events")
