@@ -6,6 +6,9 @@ holds another seat's hand or the draw pile.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from datetime import datetime
 from typing import Any
 
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
@@ -13,6 +16,8 @@ from dos_server.models import GameRow, as_utc, utcnow
 from dos_server.problems import Problem
 from dos_server.services import archive
 from dos_server.services.access import (
+    GameLike,
+    SeatLike,
     Viewer,
     engine_state,
     require_host,
@@ -23,8 +28,10 @@ from dos_server.services.access import (
 from dos_server.services.archive import HistoryEvent
 
 
-def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[str, Any]:
+def game_body(game: GameLike[SeatLike], viewer: Viewer,
+              state: Game | None = None) -> dict[str, Any]:
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
+    now = utcnow()
     body: dict[str, Any] = {
         "id": game.id,
         "title": game.title,
@@ -43,8 +50,7 @@ def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[
                 "claimed": seat.claimed,
                 "resigned": seat.resigned,
                 "open": seat.name is None,
-                "vacation_until": seat.vacation_until.isoformat()
-                if seat.vacation_until and as_utc(seat.vacation_until) > utcnow() else None,
+                "vacation_until": _shown_until(seat, now),
             }
             for seat in game.seats
         ],
@@ -92,7 +98,7 @@ def fairness_check(game: GameRow) -> dict[str, Any] | None:
             "verified": None if seed is None else all(r["ok"] for r in rounds)}
 
 
-def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
+def legal_actions_body(game: GameLike[SeatLike], viewer: Viewer) -> dict[str, Any]:
     seat = require_player(viewer, "list that seat's legal actions")
     state = engine_state(game)
     actions = state.legal_actions(seat) if game.status == "active" else []
@@ -106,6 +112,47 @@ def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
             for number, action in enumerate(actions, start=1)
         ],
     }
+
+
+# -- entity tags: a client that has the current answer gets 304 Not Modified ------------------
+
+
+def game_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
+    """The tag of :func:`game_body` for ``viewer``, from the version and the seat rows alone.
+
+    Every change of the state bumps the version. What the body shows of the seats (names,
+    claims, resignations, a vacation still running) and the turn deadline can change without
+    it (a host's rotation unclaims a seat, a vacation ends), so they are in the tag as well.
+    The viewer is in it: a tag never matches another seat's (or the host's) answer.
+    """
+    now = utcnow()
+    seats = [[seat.index, seat.name, seat.bot, seat.claimed, seat.resigned,
+              _shown_until(seat, now)] for seat in game.seats]
+    deadline = game.turn_deadline.isoformat() if game.turn_deadline else None
+    return _tag("g", game, viewer, [game.status, deadline, viewer.host, seats])
+
+
+def actions_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
+    """The tag of :func:`legal_actions_body`: it changes only with the version and status.
+
+    Whoever would get a 403 or 409 from the body gets it here too, never a 304.
+    """
+    require_player(viewer, "list that seat's legal actions")
+    if game.status in ("waiting", "cancelled"):
+        engine_state(game)  # not started: 409
+    return _tag("a", game, viewer, [game.status])
+
+
+def _tag(kind: str, game: GameLike[SeatLike], viewer: Viewer, parts: list[Any]) -> str:
+    seat_id = next((s.public_id for s in game.seats if s.index == viewer.seat), None)
+    digest = hashlib.sha256(json.dumps([game.id, seat_id, *parts]).encode()).hexdigest()
+    return f"{kind}{game.version}-{digest[:20]}"
+
+
+def _shown_until(seat: SeatLike, now: datetime) -> str | None:
+    """A seat's vacation end as the game body shows it: only while it is still running."""
+    until = seat.vacation_until
+    return until.isoformat() if until is not None and as_utc(until) > now else None
 
 
 def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[str, Any]:
@@ -182,5 +229,17 @@ def record_body(game: GameRow) -> dict[str, Any]:
     return record.to_dict()
 
 
-__all__ = ["event_out", "fairness", "fairness_check", "game_body", "history_body", "invites_body",
-           "legal_actions_body", "recent_history_body", "record_body", "seat_settings_body"]
+__all__ = [
+    "actions_etag",
+    "event_out",
+    "fairness",
+    "fairness_check",
+    "game_body",
+    "game_etag",
+    "history_body",
+    "invites_body",
+    "legal_actions_body",
+    "recent_history_body",
+    "record_body",
+    "seat_settings_body",
+]
