@@ -17,11 +17,14 @@ python:dos_server.gunicorn_conf``: gevent workers, 2 of them) on a free loopback
   nothing happens, without, with. The idle clients are one asyncio process of their own with
   one connection each; the phases with them start once every request is sent. The ratio is
   pooled "with" over pooled "without", p50 and p99 (aim: within 1.2x).
-* wake-up: a waiter thread long-polls a game; once it has waited 0.2 s the bench plays a move
-  in that game. ``answered -> woken``: from the mover's POST answer to the waiter's answer; the
-  commit lies between the POST being sent and answered, so this is the commit-to-woken latency
-  less the POST's tail after its commit (a slight under-estimate); ``sent -> woken`` adds the
-  whole POST (an over-estimate). Measured without and with the idle clients.
+* wake-up, exact: a waiter thread long-polls a game; once it has waited 0.2 s the bench itself
+  commits a history row to that game with the ``NOTIFY`` the server's write path sends (psycopg,
+  one transaction): ``committed -> woken`` runs from ``commit()`` returning to the waiter's
+  answer. Measured without and with the idle clients (aim: p50 < 50 ms).
+* wake-up by a real move: the same waiter, and the bench plays a move through the API.
+  ``answered -> woken``: from the mover's POST answer to the waiter's answer (the commit lies
+  between the POST being sent and answered: this is commit-to-woken less the POST's tail after
+  its commit, an under-estimate); ``sent -> woken`` adds the whole POST (an over-estimate).
 
 Figures go to ``bench/results/push.json`` (git-ignored). The machine is shared: report ratios
 measured in the same run.
@@ -262,6 +265,52 @@ def wake_phase(port: int, count: int, seed: int) -> dict[str, Any]:
             "missed": missed}
 
 
+def sql_wake_phase(port: int, db_url: str, count: int, seed: int) -> dict[str, Any]:
+    """The commit made by the bench itself (psycopg): one history row appended to a game of its
+    own and ``NOTIFY`` as the server's write path sends it, so the commit's end is known to the
+    microsecond. ``committed -> woken``: from ``commit()`` returning to the waiter's answer."""
+    import psycopg
+
+    client = bs.Http(port)
+    game = bs.new_game(client, random.Random(seed), bot=False)
+    client.close()
+    conninfo = "postgresql://" + db_url.split("://", 1)[1]
+    samples: list[float] = []
+    missed = 0
+    with psycopg.connect(conninfo) as conn:
+        for _ in range(count):
+            watcher = bs.Http(port)
+            after = newest(watcher, game.id)
+            woken: list[float] = []
+            answer: list[Any] = []
+
+            def wait(watcher: Any = watcher, after: int = after, woken: list[float] = woken,
+                     answer: list[Any] = answer) -> None:
+                answer.append(watcher.ok("GET", f"/api/games/{game.id}/events?after={after}&wait=30"))
+                woken.append(time.perf_counter())
+
+            thread = threading.Thread(target=wait)
+            thread.start()
+            time.sleep(0.2)  # the waiter is parked
+            row = conn.execute("SELECT next_seq, version FROM games WHERE id = %s FOR UPDATE",
+                               (game.id,)).fetchone()
+            assert row is not None
+            conn.execute(
+                f"INSERT INTO game_events ({bs.EVENT_COLUMNS}) VALUES (%s, %s, %s, 0, 'action', "
+                "%s, NULL, now())", (game.id, row[0], row[1], json.dumps({"action": "draw"})))
+            conn.execute("UPDATE games SET next_seq = next_seq + 1 WHERE id = %s", (game.id,))
+            conn.execute("SELECT pg_notify('dos_games', %s)", (game.id,))
+            conn.commit()
+            committed = time.perf_counter()
+            thread.join()
+            watcher.close()
+            if not answer or not answer[0]["events"]:
+                missed += 1
+                continue
+            samples.append(woken[0] - committed)
+    return {"committed_to_woken": figures(samples), "missed": missed}
+
+
 # -- the run ----------------------------------------------------------------------------------
 
 
@@ -302,6 +351,14 @@ def run(settings: Settings, pg_url: str, output: Path) -> dict[str, Any]:
             out["wake_without"] = wake_phase(port, settings.wakes, 7)
             with idle_waiters(port, idle_paths, idle_games[0]):
                 out["wake_with"] = wake_phase(port, settings.wakes, 8)
+            out["sql_wake_without"] = sql_wake_phase(port, backend.url, settings.wakes, 9)
+            with idle_waiters(port, idle_paths, idle_games[0]):
+                out["sql_wake_with"] = sql_wake_phase(port, backend.url, settings.wakes, 10)
+            for key in ("sql_wake_without", "sql_wake_with"):
+                wake = out[key]["committed_to_woken"]
+                print(f"commit (SQL) -> waiter woken ({key.removeprefix('sql_wake_')} idle "
+                      f"waiters): p50 {wake['p50_ms']} ms, p99 {wake['p99_ms']} ms "
+                      f"(aim p50 < 50 ms); missed {out[key]['missed']}")
             for key in ("wake_without", "wake_with"):
                 wake = out[key]
                 print(f"commit -> waiter woken ({key.removeprefix('wake_')} idle waiters): "
