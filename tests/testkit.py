@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 import flask_migrate
 import pytest
+import requests
 import sqlalchemy as sa
 from aiosmtpd.controller import Controller
 from flask import Flask
@@ -211,3 +212,28 @@ class SmtpSink:
 
 def parse_email(content: bytes) -> EmailMessage:
     return email.message_from_bytes(content, policy=email.policy.default)
+
+
+# -- races -------------------------------------------------------------------------------------
+
+
+def race(count: int, send: Callable[[int], requests.Response]) -> list[requests.Response]:
+    """``count`` requests released at once from their own threads; none may answer 5xx."""
+    barrier = threading.Barrier(count)
+    results: list[Any] = [None] * count
+
+    def run(index: int) -> None:
+        barrier.wait(15)
+        try:
+            results[index] = send(index)
+        except Exception as error:  # shown by the assertion below
+            results[index] = error
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    assert all(isinstance(r, requests.Response) for r in results), results
+    assert all(r.status_code < 500 for r in results), [r.text for r in results]
+    return results

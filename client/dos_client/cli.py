@@ -305,11 +305,13 @@ def _duration(text: str | None) -> int | None:
 @click.option("--target", type=click.IntRange(1, 10_000), default=200, show_default=True,
               help="Score that wins the game.")
 @click.option("--turn-limit", metavar="DURATION", help="Time per turn, e.g. 36h or 3d.")
+@click.option("--title", metavar="TEXT",
+              help="The game's title, shown to every player in emails, lists and pages.")
 @click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
 @pass_settings
 def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequence[str],
         me: str | None, after_draw: str, bonus_placement: str, dos_call: bool, target: int,
-        turn_limit: str | None, label: str | None) -> None:
+        turn_limit: str | None, title: str | None, label: str | None) -> None:
     """Create a game and print the invites to hand out."""
     payload_seats: list[dict[str, Any]] = [{"name": name} for name in seats]
     payload_seats += [{} for _ in range(open_seats)] + [{"bot": bot} for bot in bots]
@@ -324,6 +326,7 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
         "options": {"after_draw": after_draw, "bonus_placement": bonus_placement,
                     "dos_call": dos_call, "target_score": target},
         "turn_time_limit": _duration(turn_limit),
+        **({"title": title} if title is not None else {}),
     })
     name = store.unique_name(label or created["id"])
     invites = {i["name"]: f"{created['id']}:{i['invite']}" for i in created["invites"]}
@@ -405,7 +408,8 @@ def games(settings: Settings) -> None:
         mine = (game["status"] == "active" and view.get("current") == entry.get("seat")
                 and entry.get("seat") is not None)
         rows.append({
-            "game": name, "id": entry["game_id"], "status": game["status"],
+            "game": name, "id": entry["game_id"], "title": game.get("title"),
+            "status": game["status"],
             "turn": seats[view["current"]] if view and game["status"] == "active" else None,
             "your_turn": mine, "deadline": game.get("turn_deadline"),
             "scores": dict(zip(seats, view.get("scores", []), strict=False)),
@@ -430,7 +434,8 @@ def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
         scores = ", ".join(f"{k} {v}" for k, v in row["scores"].items())
         turn = f"{row['turn']} to play" if row["turn"] else row["status"]
         deadline = f", deadline {render.deadline(row['deadline'])}" if row["deadline"] else ""
-        click.echo(f"{mark} {row['game']} {here}· {turn}{deadline} · {scores}")
+        titled = f"“{row['title']}” " if row.get("title") else ""
+        click.echo(f"{mark} {row['game']} {titled}{here}· {turn}{deadline} · {scores}")
 
 
 @cli.command()

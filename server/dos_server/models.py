@@ -70,6 +70,7 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
 
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     status: Mapped[str] = mapped_column(String(16))  # waiting | active | finished | cancelled
+    title: Mapped[str | None] = mapped_column(String(80), nullable=True)  # the host's, optional
     version: Mapped[int] = mapped_column(Integer, nullable=False)
     options: Mapped[dict[str, Any]] = mapped_column(JsonType)
     state: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)

@@ -10,7 +10,14 @@ from marshmallow import validate
 
 from dos_server.services.lobby import BOT_STRATEGIES
 from dos_server.services.notify import EVENTS
-from dos_server.validation import EMAIL_MAX, NAME_MAX, clean_email, clean_name
+from dos_server.validation import (
+    EMAIL_MAX,
+    NAME_MAX,
+    TITLE_MAX,
+    clean_email,
+    clean_name,
+    clean_title,
+)
 
 
 class _Cleaned(ma.fields.String):
@@ -34,6 +41,15 @@ class Name(_Cleaned):
     def __init__(self, **kwargs: Any) -> None:
         # The Length is checked by clean_name; here it documents the limit in /openapi.json.
         super().__init__(validate=validate.Length(min=1, max=NAME_MAX), **kwargs)
+
+
+class Title(_Cleaned):
+    """A game's title: trimmed, NFC, printable, 1-80 characters."""
+
+    clean = staticmethod(clean_title)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(validate=validate.Length(min=1, max=TITLE_MAX), **kwargs)
 
 
 class EmailAddress(_Cleaned):
@@ -76,6 +92,7 @@ class OptionsIn(ma.Schema):
 
 
 class CreateGameIn(ma.Schema):
+    title = Title(metadata={"description": "optional; shown in emails, lists and pages"})
     seats = ma.fields.List(ma.fields.Nested(SeatIn), required=True,
                            validate=validate.Length(min=2, max=4))
     options = ma.fields.Nested(OptionsIn, load_default=dict)

@@ -50,7 +50,7 @@ class Games(MethodView):
         seats = [lobby.SeatSpec(**seat) for seat in body["seats"]]
         return lobby.create_game(seats, body.get("options", {}), body.get("turn_time_limit"),
                                    body["timeout_policy"], body.get("forfeit_after"),
-                                   body["vacation_days"])
+                                   body["vacation_days"], body.get("title"))
 
 
 @blp.route("/<game_id>")

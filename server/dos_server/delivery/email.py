@@ -61,11 +61,17 @@ def opponents(payload: Mapping[str, Any]) -> list[str]:
     return [name for index, name in enumerate(payload["names"]) if index != payload["seat"]]
 
 
+def game_label(payload: Mapping[str, Any]) -> str:
+    """How emails name the game: its title and id when the host gave one, else its id."""
+    title = payload.get("game_title")
+    return f"{title} ({payload['game_id']})" if title else str(payload["game_id"])
+
+
 def subject(payload: Mapping[str, Any]) -> str:
     event = payload["event"]
     data = payload.get("data") or {}
     names = payload["names"]
-    title = f"DOS {payload.get('title') or payload['game_id']}"
+    title = f"DOS {game_label(payload)}"
     versus = f" (vs {', '.join(opponents(payload))})"
     if event == "your_turn":
         return f"{title}: your turn{versus}"
@@ -158,9 +164,9 @@ def _summary(payload: Mapping[str, Any]) -> list[str]:
     names = payload["names"]
     view = payload.get("view")
     if event == "your_turn":
-        return [f"It is your turn in DOS game {payload['game_id']}."]
+        return [f"It is your turn in DOS game {game_label(payload)}."]
     if event == "reminder":
-        return [f"Your turn in DOS game {payload['game_id']} is still waiting: it ends at "
+        return [f"Your turn in DOS game {game_label(payload)} is still waiting: it ends at "
                 f"{_when(payload.get('deadline'))}, then the {data.get('policy') or 'timeout'} "
                 "bot plays it for you."]
     if event == "timed_out":
@@ -533,7 +539,8 @@ def _build_digest(payload: dict[str, Any], message_id: str) -> EmailMessage:
         deadline = f" (your turn ends at {_when(game['deadline'])})" if game.get("deadline") \
             else ""
         versus = f" vs {', '.join(game['opponents'])}" if game.get("opponents") else ""
-        lines += [f"- game {game['id']} as {game['name']}{versus}{deadline}",
+        label = game_label({"game_id": game["id"], "game_title": game.get("game_title")})
+        lines += [f"- game {label} as {game['name']}{versus}{deadline}",
                   f"  see your moves: dos-client moves {game['id']}",
                   f"  then play one:  {game['line']}",
                   f"  stop emails for this game: {game['unsubscribe']}", ""]

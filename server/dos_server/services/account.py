@@ -276,6 +276,7 @@ def _game_line(seat: SeatRow, game: GameRow) -> dict[str, Any]:
     current = (game.state or {}).get("current") if game.status == "active" else None
     return {
         "game_id": game.id,
+        "game_title": game.title,
         "seat": seat.index,
         "name": seat.name,
         "players": names,

@@ -33,6 +33,7 @@ def send_digests(now: datetime) -> int:
             continue
         waiting.setdefault((seat.email or "").lower(), []).append({
             "id": game.id,
+            "game_title": game.title,
             "seat": seat.index,
             "name": seat.name,
             "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,

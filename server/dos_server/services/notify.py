@@ -129,6 +129,7 @@ def enqueue(
         payload = {
             "type": f"game.{event}",
             "game_id": game.id,
+            "game_title": game.title,
             "seat": group[0].index if len(group) == 1 else None,
             "seats": [s.index for s in group],
             "version": game.version,
@@ -159,6 +160,7 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     payload: dict[str, Any] = {
         "event": event,
         "game_id": game.id,
+        "game_title": game.title,
         "seat": seat.index,
         "name": seat.name,
         "names": names,

@@ -28,6 +28,7 @@ def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
     body: dict[str, Any] = {
         "id": game.id,
+        "title": game.title,
         "status": game.status,
         "version": game.version,
         "you": viewer.seat,
