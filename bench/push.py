@@ -3,7 +3,7 @@ a test: it prints figures and ratios and never fails on time.
 
 Run it from the repository root::
 
-    .venv/bin/python bench/push.py             # about two minutes
+    .venv/bin/python bench/push.py             # about five minutes
     .venv/bin/python bench/push.py --quick     # a smoke run
 
 It creates a database ``dos_push_<pid>`` on ``--pg-url`` (dropped at the end), upgrades it, and
@@ -12,11 +12,13 @@ python:dos_server.gunicorn_conf``: gevent workers, 2 of them) on a free loopback
 
 * turns: ``--drivers`` threads each play their own two-person game, one turn after another
   (``GET .../actions`` then ``POST .../actions`` with a random legal action; a turn's latency
-  is both requests). Four phases of ``--seconds`` each, alternating: without idle waiters, with
-  ``--idle`` clients long-polling (``GET .../events?after=<newest>&wait=60``) on games where
-  nothing happens, without, with. The idle clients are one asyncio process of their own with
-  one connection each; the phases with them start once every request is sent. The ratio is
-  pooled "with" over pooled "without", p50 and p99 (aim: within 1.2x).
+  is both requests). Six phases of ``--seconds`` each, alternating: without idle waiters, and
+  with ``--idle`` clients long-polling (``GET .../events?after=<newest>&wait=60``, the first
+  wait of each drawn from 1-60 s so that they ask again spread out, as in a steady state) on
+  games where nothing happens (alternating, so that a shared machine's load falls on both).
+  The idle clients are one asyncio process of their own with one connection each; a phase
+  with them starts once the server has parked them all. The ratio is pooled "with" over
+  pooled "without", p50 and p99 (aim: within 1.2x).
 * wake-up, exact: a waiter thread long-polls a game; once it has waited 0.2 s the bench itself
   commits a history row to that game with the ``NOTIFY`` the server's write path sends (psycopg,
   one transaction): ``committed -> woken`` runs from ``commit()`` returning to the waiter's
@@ -77,7 +79,7 @@ class Settings:
     wakes: int  # wake-up samples per condition
 
 
-FULL = Settings(seconds=15.0, drivers=4, idle=1000, wakes=100)
+FULL = Settings(seconds=12.0, drivers=4, idle=1000, wakes=100)
 QUICK = Settings(seconds=3.0, drivers=2, idle=200, wakes=15)
 
 
@@ -119,12 +121,18 @@ def newest(client: Any, game_id: str) -> int:
 
 
 async def _idle_client(port: int, path: str, sent: list[int], stop: asyncio.Event) -> None:
+    """Long-polls ``path`` with ``wait=60`` one after another; the first wait is drawn from
+    1-60 s, so that a thousand clients ask again spread out, as they would in a real server's
+    steady state (about idle/60 requests a second), not all at once every minute."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+
+    def request(wait: float) -> bytes:
+        return f"GET {path}&wait={wait:.2f} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+
     first = True
     try:
         while not stop.is_set():
-            writer.write(request)
+            writer.write(request(random.uniform(1, 60) if first else 60))
             await writer.drain()
             if first:
                 sent[0] += 1
@@ -324,13 +332,12 @@ def run(settings: Settings, pg_url: str, output: Path) -> dict[str, Any]:
             client = bs.Http(port)
             rng = random.Random(1)
             idle_games = [bs.new_game(client, rng, bot=False) for _ in range(10)]
-            paths = [f"/api/games/{g.id}/events?after={newest(client, g.id)}&wait=60"
-                     for g in idle_games]
+            paths = [f"/api/games/{g.id}/events?after={newest(client, g.id)}" for g in idle_games]
             idle_paths = [paths[i % len(paths)] for i in range(settings.idle)]
             games = [bs.new_game(client, rng, bot=False) for _ in range(settings.drivers)]
             turn_phase(port, games, 1.0, 0)  # warm-up: pools, caches
             phases: dict[str, list[float]] = {"without": [], "with": []}
-            for number, kind in enumerate(["without", "with", "without", "with"], start=1):
+            for number, kind in enumerate(["without", "with"] * 3, start=1):
                 if kind == "with":
                     with idle_waiters(port, idle_paths, idle_games[0]):
                         latencies, errors = turn_phase(port, games, settings.seconds, number)
