@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -24,8 +25,11 @@ def parked(game_id: str, count: int = 1) -> None:
 
 
 def waiting_client(config_file: Path, *args: str) -> subprocess.Popen[str]:
-    """``dos-client wait`` in its own process (CliRunner swaps sys.stdout: one at a time)."""
-    return subprocess.Popen([CLIENT, *args], env={**os.environ, "DOS_CLIENT_CONFIG": str(config_file)},
+    """``dos-client wait`` in its own process (CliRunner swaps sys.stdout: one at a time), as on
+    another device: a copy of the config, so that two processes never write one file."""
+    device = config_file.with_name("waiting-device.json")
+    shutil.copy(config_file, device)
+    return subprocess.Popen([CLIENT, *args], env={**os.environ, "DOS_CLIENT_CONFIG": str(device)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
