@@ -20,3 +20,13 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 worker_connections = int(os.environ.get("DOS_WORKER_CONNECTIONS", "2000"))
 # A stop does not wait out every long-poll (up to 60 s): clients ask again.
 graceful_timeout = 10
+
+
+def post_worker_init(worker: object) -> None:
+    """Once the app is loaded: its objects (modules, the app, SQLAlchemy's metadata) live as
+    long as the worker, so full garbage collections need not walk them again and again. Parked
+    long-polls outlive the young generations, so full collections come more often than with
+    short requests only; each would otherwise pause every request of the worker."""
+    import gc
+
+    gc.freeze()
