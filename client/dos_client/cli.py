@@ -696,23 +696,23 @@ def history(settings: Settings, game: str | None, show_all: bool) -> None:
 @click.option("--timeout", type=click.FloatRange(min=0), default=3600, show_default=True,
               help="Give up after this many seconds (exit 7).")
 @click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
-              help="First polling interval; it backs off up to 60 s.")
+              help="Polling interval, only against a server without long-polls "
+                   "(it backs off up to 60 s).")
 @pass_settings
 def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: float) -> None:
-    """Block until it is your turn in any of the games (default: all saved games)."""
+    """Block until it is your turn in any of the games (default: all saved games).
+
+    The server answers the moment a game changes (a long-poll): no polling."""
     store = settings.store()
     names = list(games_) or list(store.games)
     if not names:
         raise ClientError("no saved games to wait for")
     saved_games = [settings.saved_game(n, store) for n in names]
     deadline = time.monotonic() + timeout
-    delay = interval
     with _err().status("Waiting for your turn...", spinner="dots"):
-        while (found := _first_ready(saved_games)) is None:
-            if time.monotonic() + delay > deadline:
-                raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
-            time.sleep(delay)
-            delay = min(delay * 1.5, 60.0)
+        found = _first_ready(saved_games, deadline, interval)
+    if found is None:
+        raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
     saved, body = found
     if body["status"] == "finished":
         settings.emit({"game": saved.name, "id": saved.game_id, "finished": True},
@@ -729,16 +729,59 @@ def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: fl
                    "legal_actions": body["view"]["legal_actions"]}, human)
 
 
-def _first_ready(saved_games: Sequence[SavedGame]) -> tuple[SavedGame, dict[str, Any]] | None:
-    """The first game where it is the player's turn (or the only game, once it is over)."""
+LONG_POLL = 30.0  # seconds per long-poll request; the server grants up to 60
+Ready = tuple["SavedGame", dict[str, Any]]
+
+
+def _first_ready(saved_games: Sequence[SavedGame], deadline: float,
+                 interval: float) -> Ready | None:
+    """The first game where it is the player's turn (or the only game, once it is over), each
+    game followed by its own long-poll in a thread; None at the deadline."""
+    import queue
+    import threading
+
+    answers: queue.Queue[Ready | Exception | None] = queue.Queue()
+    alone = len(saved_games) == 1
+
+    def follow(saved: SavedGame) -> None:
+        try:
+            answers.put(_follow(saved, deadline, interval, alone))
+        except Exception as error:  # handed to the main thread, which reports it
+            answers.put(error)
+
     for saved in saved_games:
-        body = saved.api.game(saved.game_id)
+        threading.Thread(target=follow, args=(saved,), daemon=True).start()
+    for _ in saved_games:
+        answer = answers.get()
+        if isinstance(answer, Exception):
+            raise answer
+        if answer is not None:
+            return answer
+    return None
+
+
+def _follow(saved: SavedGame, deadline: float, interval: float, alone: bool) -> Ready | None:
+    """Read the game each time it changes until it is the player's turn (None: never here)."""
+    api = saved.api
+    # The newest event first, then the game: a change after this read wakes the long-poll.
+    last = api.history(saved.game_id, limit=1).get("last")
+    delay = interval
+    while True:
+        body = api.game(saved.game_id)
         view = body.get("view") or {}
         if body["status"] == "active" and view.get("current") == saved.entry.get("seat"):
             return saved, body
-        if body["status"] == "finished" and len(saved_games) == 1:
-            return saved, body
-    return None
+        if body["status"] in ("finished", "cancelled"):
+            return (saved, body) if alone and body["status"] == "finished" else None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if last is None:  # a server without long-polls: poll, backing off
+            time.sleep(min(delay, left))
+            delay = min(delay * 1.5, 60.0)
+            continue
+        page = api.history(saved.game_id, after=last, limit=1, wait=min(LONG_POLL, left))
+        last = page["last"]
 
 
 @cli.command()
@@ -883,7 +926,8 @@ def invite(settings: Settings, game: str | None) -> None:
 @click.option("--timeout", type=click.FloatRange(min=0), default=24 * 3600.0,
               show_default=True, help="Stop after this many seconds (exit 7).")
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              help="Polling interval (it backs off up to 60 s).")
+              help="Polling interval, only against a server without long-polls "
+                   "(it backs off up to 60 s).")
 @pass_settings
 def watch(settings: Settings, game_id: str, timeout: float, interval: float) -> None:
     """Spectate GAME (a game id; no seat needed): the table, then each change as it
@@ -906,11 +950,15 @@ def watch(settings: Settings, game_id: str, timeout: float, interval: float) -> 
         render.table(_out(), body, game_id, settings.command())
     deadline = time.monotonic() + timeout
     delay = interval
+    long_poll = "last" in page  # else a server without long-polls: poll
     while body["status"] not in ("finished", "cancelled"):
-        if time.monotonic() + delay > deadline:
+        left = deadline - time.monotonic()
+        if left <= 0 or (not long_poll and delay > left):
             raise ClientError(f"stopped watching after {timeout:g} s", EXIT_TIMEOUT)
-        time.sleep(delay)
-        page = api.history(game_id, after=after, limit=500)
+        if not long_poll:
+            time.sleep(delay)
+        page = api.history(game_id, after=after, limit=500,
+                           wait=min(LONG_POLL, left) if long_poll else 0)
         events = page["events"]
         if not events:
             delay = min(delay * 1.5, 60.0)

@@ -141,6 +141,12 @@ class HistoryQuery(ma.Schema):
     # Bounded: PostgreSQL compares it with an INTEGER column (a bigger one was a 500).
     after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    wait = ma.fields.Float(
+        load_default=0.0, validate=validate.Range(min=0, max=60),
+        metadata={"description": "Long-poll: with no event after `after` yet, wait up to this "
+                  "many seconds (0-60) for one, then answer (an empty list at the timeout). "
+                  "The server is woken by the commit (PostgreSQL LISTEN/NOTIFY); the waiting "
+                  "request holds no database connection."})
 
 
 class AnyObject(ma.Schema):

@@ -14,6 +14,8 @@ import pytest
 
 from testkit import BIN, PYTHONPATH, ROOT, SECRET, free_port, wait_ready
 
+SERVE = "python:dos_server.gunicorn_conf"  # the serving model of `make run` and the Procfile
+
 
 @dataclass(frozen=True)
 class Server:
@@ -61,6 +63,6 @@ def running_gunicorn(tmp: Path, command: Callable[[int], list[str]]) -> Iterator
 @pytest.fixture(scope="module")
 def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with running_gunicorn(tmp_path_factory.mktemp("gunicorn"), lambda port: [
-            str(BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "2", "--threads", "4",
+            str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "2",
             "--graceful-timeout", "5", "dos_server.wsgi:app"]) as server:
         yield server

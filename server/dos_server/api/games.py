@@ -19,7 +19,7 @@ from dos_server.schemas import (
     NotificationsIn,
     VacationIn,
 )
-from dos_server.services import access, lobby, notify, play, read
+from dos_server.services import access, lobby, notify, play, read, watch
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
                 description="Create, join and play games")
@@ -160,9 +160,22 @@ class History(MethodView):
     @blp.alt_response(403, description="token for another game")
     @blp.alt_response(404, description="no such game")
     def get(self, query: dict[str, Any], game_id: str) -> dict[str, Any]:
-        """The game's history, oldest first, redacted for you (nobody sees others' draws)."""
-        game, viewer = _viewer(game_id)
-        return read.history_body(game, viewer, query["after"], query["limit"])
+        """The game's history, oldest first, redacted for you (nobody sees others' draws).
+
+        Events after `after` (a `seq`), at most `limit`; `next_after` is the `after` of the next
+        page and `last` the newest event's `seq` in the game. With `wait` (seconds, up to 60)
+        this is a long-poll: when there is no event after `after` yet, the answer comes as soon
+        as one is committed, or after `wait` seconds with an empty list. To follow a game,
+        ask again with `after` = `next_after` (no need to poll in between).
+        """
+
+        def look() -> dict[str, Any]:
+            game, viewer = _viewer(game_id)
+            body = read.history_body(game, viewer, query["after"], query["limit"])
+            body["last"] = game.next_seq - 1
+            return body
+
+        return watch.wait_until(game_id, look, lambda body: bool(body["events"]), query["wait"])
 
 
 @blp.route("/<game_id>/record")
