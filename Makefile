@@ -4,6 +4,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYTEST_ARGS ?=
+# The web server, as `make run` and the Procfile start it: gevent workers, set up in
+# server/dos_server/gunicorn_conf.py (long-polls park there without a thread or a connection).
+GUNICORN_CONF := python:dos_server.gunicorn_conf
 
 .PHONY: install dev run demo test test-engine-alone lint typecheck bench-engine clean
 
@@ -34,7 +37,7 @@ run: install
 	export DOS_WEBHOOK_ALLOW_PRIVATE=true; \
 	$(VENV)/bin/flask --app dos_server worker & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
-	$(VENV)/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --threads 4 \
+	$(VENV)/bin/gunicorn --config $(GUNICORN_CONF) --bind 127.0.0.1:5000 --workers 2 \
 		--logger-class dos_server.logs.GunicornLogger dos_server.wsgi:app
 
 demo: install
@@ -62,7 +65,12 @@ test-engine-alone:
 		'pytest>=8' 'hypothesis>=6.100' && \
 	"$$venv/bin/python" -m pytest tests/engine -p no:cacheprovider -q -m 'not slow'
 
-bench-engine: install
+# The `bench` extra brings RLCard's UNO, which bench/engine.py plays in the same run for a ratio.
+$(VENV)/.installed-bench: pyproject.toml | $(PY)
+	$(PIP) install --quiet -e '.[server,bench]'
+	touch $@
+
+bench-engine: install $(VENV)/.installed-bench
 	$(PY) bench/engine.py
 
 clean:

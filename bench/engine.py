@@ -14,6 +14,12 @@ four players:
   seeded ``random.Random``; the timed loop is ``legal_actions()`` + the choice + ``play()``
   (no views), over whole games from ``Game.new``. Rounds are counted from ``game.round_no`` at
   the end of each game (every round of a finished game is complete).
+* RLCard's UNO (when the ``bench`` extra is installed: ``pip install -e '.[bench]'``), for
+  comparison: four players, each action uniformly random among the legal actions, whole games,
+  in the same process and interleaved with the DOS blocks above (block for block, so that the
+  machine's load falls on both alike). RLCard's loop is its bare engine, ``UnoGame``: the legal
+  actions its ``step`` returns in the next state, the choice, ``step`` (no observation
+  encoding, which RLCard's environments add on top). The ratio DOS / UNO actions/s is printed.
 * greedy self-play: whole games to 200 points through ``dos_engine.play_game`` (which builds a
   view for every decision, as a real bot does).
 * ``legal_actions()`` latency on a few thousand states sampled from random self-play (each
@@ -22,7 +28,8 @@ four players:
 
 Each figure is printed next to its aim as a ratio, and all of them are written as JSON to
 ``bench/results/engine.json`` (git-ignored). ``--profile`` prints the 15 functions of the random
-self-play loop with the most own time instead, and writes nothing.
+self-play loop with the most own time instead, and writes nothing; ``--versus`` measures only
+random self-play against RLCard's UNO (several interleaved blocks) and prints the ratio.
 """
 
 from __future__ import annotations
@@ -54,6 +61,12 @@ except ModuleNotFoundError:  # not installed: use the source tree next to this s
     import dos_engine
 
 from dos_engine import Game
+
+try:  # the `bench` extra: RLCard's UNO, the yardstick of random self-play (issue #15)
+    import numpy
+    from rlcard.games.uno.game import UnoGame
+except ModuleNotFoundError:
+    UnoGame = None
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "engine.json"
@@ -90,7 +103,7 @@ class Settings:
     sample_every: int = 7  # keep one state in this many from random self-play
 
 
-FULL = Settings(False, 5.0, 5.0, 4_000, 7, 300)
+FULL = Settings(False, 5.0, 5.0, 4_000, 7, 300, blocks=10)
 QUICK = Settings(True, 0.6, 0.6, 600, 3, 40, blocks=2)
 
 
@@ -159,11 +172,39 @@ def random_games(seconds: float, seed: str) -> SelfPlay:
             return SelfPlay("random", elapsed, time.process_time() - cpu_start, games, rounds, actions)
 
 
-def random_blocks(seconds: float, blocks: int, seed: str) -> SelfPlay:
-    """``random_games`` in ``blocks`` consecutive parts (new seeds each), added up."""
-    parts = [random_games(seconds / blocks, f"{seed}-{n}") for n in range(blocks)]
+def uno_games(seconds: float, seed: str) -> SelfPlay:
+    """RLCard's UNO as ``random_games`` plays DOS: four players, random legal actions, whole games.
+
+    A game of RLCard's UNO is one hand (the first player out wins), so rounds equal games.
+    """
+    if UnoGame is None:
+        raise RuntimeError("RLCard is not installed: pip install -e '.[bench]'")
+    games = actions = 0
+    clock = time.perf_counter
+    cpu_start = time.process_time()
+    start = clock()
+    while True:
+        rng = random.Random(f"{seed}-{games}")
+        game = UnoGame(num_players=len(PLAYERS))
+        game.np_random = numpy.random.RandomState(rng.getrandbits(32))  # deals and shuffles
+        state, _ = game.init_game()
+        played = 0
+        while not game.is_over():
+            legal = state["legal_actions"]
+            state, _ = game.step(legal[rng.randrange(len(legal))])
+            played += 1
+        games += 1
+        actions += played
+        elapsed = clock() - start
+        if elapsed >= seconds:
+            return SelfPlay("rlcard-uno", elapsed, time.process_time() - cpu_start, games, games,
+                            actions)
+
+
+def add_blocks(parts: list[SelfPlay]) -> SelfPlay:
+    """Consecutive measurements of one strategy, added up (each block's pace kept)."""
     total = SelfPlay(
-        "random",
+        parts[0].strategy,
         sum(p.seconds for p in parts),
         sum(p.cpu_seconds for p in parts),
         sum(p.games for p in parts),
@@ -172,6 +213,40 @@ def random_blocks(seconds: float, blocks: int, seed: str) -> SelfPlay:
     )
     total.block_actions_per_s = [round(p.actions_per_s) for p in parts]
     return total
+
+
+def random_blocks(seconds: float, blocks: int, seed: str) -> SelfPlay:
+    """``random_games`` in ``blocks`` consecutive parts (new seeds each), added up."""
+    return add_blocks([random_games(seconds / blocks, f"{seed}-{n}") for n in range(blocks)])
+
+
+def versus_blocks(seconds: float, blocks: int, seed: str) -> tuple[SelfPlay, SelfPlay]:
+    """DOS and RLCard's UNO random self-play, block after block in turn (``seconds`` each)."""
+    dos: list[SelfPlay] = []
+    uno: list[SelfPlay] = []
+    for n in range(blocks):
+        dos.append(random_games(seconds / blocks, f"{seed}-{n}"))
+        uno.append(uno_games(seconds / blocks, f"{seed}-{n}"))
+    return add_blocks(dos), add_blocks(uno)
+
+
+def print_versus(dos: SelfPlay, uno: SelfPlay) -> float:
+    """Print RLCard's figures and the ratio; return the ratio DOS / UNO actions/s."""
+    print_selfplay(uno, with_aims=False)
+    spread = ", ".join(f"{rate:,.0f}" for rate in uno.block_actions_per_s)
+    print(f"  actions/s of each of {len(uno.block_actions_per_s)} blocks: {spread}")
+    ratio = dos.actions_per_s / uno.actions_per_s
+    per_block = ", ".join(
+        f"{d / u:.2f}x" for d, u in zip(dos.block_actions_per_s, uno.block_actions_per_s, strict=True)
+    )
+    print(f"  DOS / RLCard UNO actions/s: {dos.actions_per_s:,.0f} / {uno.actions_per_s:,.0f} = "
+          f"{ratio:.2f}x ({'meets' if ratio >= 1 else 'misses'} the 1.0x aim; "
+          f"block by block {per_block})")
+    # Per CPU second of this process: less sensitive to other work on the machine.
+    dos_cpu = dos.actions / dos.cpu_seconds
+    uno_cpu = uno.actions / uno.cpu_seconds
+    print(f"  per CPU second: {dos_cpu:,.0f} / {uno_cpu:,.0f} = {dos_cpu / uno_cpu:.2f}x")
+    return ratio
 
 
 def greedy_games(seconds: float, seed: str) -> SelfPlay:
@@ -214,11 +289,16 @@ def sample_states(count: int, every: int, seed: str) -> list[Game]:
 
 
 def time_listing(game: Game, repetitions: int) -> list[int]:
-    """Nanoseconds of each of ``repetitions`` calls of ``game.legal_actions()``."""
-    listing = game.legal_actions
+    """Nanoseconds of each of ``repetitions`` calls of ``legal_actions()`` on copies of ``game``.
+
+    Each call is on a fresh copy (made before the clock starts): a game answers a second call
+    in the same state from the listing it made, which would time a copy of a list.
+    """
+    fresh = [game.copy() for _ in range(repetitions)]
     clock = time.perf_counter_ns
     times: list[int] = []
-    for _ in range(repetitions):
+    for copy in fresh:
+        listing = copy.legal_actions
         start = clock()
         listing()
         times.append(clock() - start)
@@ -301,7 +381,7 @@ def huge_state() -> Game:
 
 def huge_latency(settings: Settings) -> tuple[Latency, Game]:
     game = huge_state()
-    game.legal_actions()  # warm the engine's cache of Match objects once
+    game.copy().legal_actions()  # warm the engine's tables of Match objects once
     gc.collect()
     gc.disable()
     try:
@@ -459,8 +539,19 @@ def run(settings: Settings, output: Path) -> dict[str, Any]:
     random_games(min(0.2, settings.selfplay_seconds), "bench-warmup")  # warm caches and the CPU
     print(f"\nrandom self-play (legal_actions + random choice + play, whole games, "
           f"≥ {settings.selfplay_seconds:g} s)")
-    selfplay = random_blocks(settings.selfplay_seconds, settings.blocks, "bench-random")
-    print_selfplay(selfplay, with_aims=True)
+    uno: SelfPlay | None = None
+    versus: float | None = None
+    if UnoGame is None:
+        selfplay = random_blocks(settings.selfplay_seconds, settings.blocks, "bench-random")
+        print_selfplay(selfplay, with_aims=True)
+        print("\nRLCard's UNO: not installed (pip install -e '.[bench]'), no ratio")
+    else:
+        uno_games(min(0.2, settings.selfplay_seconds), "bench-warmup")
+        selfplay, uno = versus_blocks(settings.selfplay_seconds, settings.blocks, "bench-random")
+        print_selfplay(selfplay, with_aims=True)
+        print(f"\nRLCard's UNO random self-play (UnoGame, {len(PLAYERS)} players, whole games, "
+              "in turn with the DOS blocks above)")
+        versus = print_versus(selfplay, uno)
 
     print(f"\ngreedy self-play (dos_engine.play_game, views included, whole games to "
           f"{options.target_score}, ≥ {settings.greedy_seconds:g} s)")
@@ -504,12 +595,14 @@ def run(settings: Settings, output: Path) -> dict[str, Any]:
         "ratios": {
             "random_actions_per_s": selfplay.actions_per_s / AIM_ACTIONS_PER_S,
             "random_rounds_per_s": selfplay.rounds_per_s / AIM_ROUNDS_PER_S,
+            "random_actions_per_s_vs_rlcard_uno": versus,
             "typical_listing_median": typical.median_us / AIM_TYPICAL_LISTING_US,
             "typical_listing_max": typical.max_us / AIM_TYPICAL_LISTING_US,
             "huge_listing_median": huge.median_us / AIM_HUGE_LISTING_US,
             "huge_listing_max": huge.max_us / AIM_HUGE_LISTING_US,
         },
         "random_selfplay": asdict(selfplay),
+        "rlcard_uno_selfplay": None if uno is None else asdict(uno),
         "greedy_selfplay": asdict(greedy),
         "timer_overhead_ns": overhead,
         "steal_cpus": steal,
@@ -542,6 +635,19 @@ def profile(seconds: float, top: int = 15) -> None:
     pstats.Stats(profiler).strip_dirs().sort_stats(pstats.SortKey.TIME).print_stats(top)
 
 
+def versus_only(settings: Settings) -> float:
+    """Only random self-play against RLCard's UNO, interleaved; print both and the ratio."""
+    random_games(0.2, "bench-warmup")
+    uno_games(0.2, "bench-warmup")
+    print(f"random self-play, DOS then RLCard's UNO in turn, {settings.blocks} blocks of "
+          f"{settings.selfplay_seconds / settings.blocks:g} s each; load average {load_average()}")
+    dos, uno = versus_blocks(settings.selfplay_seconds, settings.blocks, "bench-random")
+    print("DOS:")
+    print_selfplay(dos, with_aims=True)
+    print("RLCard UNO:")
+    return print_versus(dos, uno)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="a short run (a few seconds)")
@@ -549,6 +655,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON file ({RESULTS})")
     parser.add_argument("--profile", action="store_true",
                         help="print a cProfile of random self-play instead (writes no JSON)")
+    parser.add_argument("--versus", action="store_true",
+                        help="only random self-play against RLCard's UNO and the ratio (no JSON)")
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
     if args.seconds is not None:
@@ -558,6 +666,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        greedy_seconds=args.seconds)
     if args.profile:
         profile(settings.selfplay_seconds)
+        return 0
+    if args.versus:
+        if UnoGame is None:
+            parser.error("--versus needs RLCard: pip install -e '.[bench]'")
+        versus_only(settings)
         return 0
     run(settings, args.output)
     return 0

@@ -12,14 +12,18 @@ with ``flask db upgrade``, starts ``gunicorn -w 2 --threads 4 dos_server.wsgi:ap
 loopback port as a subprocess, waits for ``/readyz`` and always stops it at the end. Then:
 
 * ceiling: ``--clients`` client processes (one keep-alive connection each) call the no-op
-  ``GET /api/ping`` for ``--seconds``;
+  ``GET /api/ping`` for ``--seconds``, before the other phases and again after them (the
+  machine is shared and its load drifts: the ratios use the mean of the two);
 * play: the same clients each own a few games (two people, every other game with a random bot),
   created with ``POST /api/games`` and joined with the invites (not timed). Each step is
   ``GET .../actions`` with the current seat's token, a uniformly random legal action, then
   ``POST .../actions {"version", "actions": [text]}``; a finished game is replaced by a new one.
-  Submissions per second count the POSTs only (each comes with one GET), the request rate
-  counts both;
-* reads: the same clients read their games (``GET /api/games/<id>`` with a player token);
+  A turn is one GET and its POST: turns per second count the POSTs (issue #15 aims at 0.30x
+  the ceiling on PostgreSQL), the request rate counts both;
+* reads: the same clients read their games (``GET /api/games/<id>`` with a player token; aim
+  0.60x the ceiling), and then again sending the ``ETag`` they hold as ``If-None-Match``
+  (nothing changed: each answer is a ``304``);
+* ``--rounds N`` repeats these phases N times in the same server and prints the median ratios;
 * scaling, one sequential client: state-read (and submission) latency with the few games the
   phases above left, then after inserting ``--filler`` games directly with SQL (PostgreSQL
   ``COPY``, SQLite ``executemany``; the ``state`` column holds ``Game.new(...).to_dict()``), and
@@ -45,9 +49,11 @@ import secrets
 import signal
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -61,8 +67,8 @@ RESULTS = ROOT / "bench" / "results" / "server.json"
 BIN = Path(sys.executable).parent
 DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
-AIM_SUBMIT_RATIO = 0.40  # submissions per second / ceiling requests per second (PostgreSQL)
-AIM_READ_RATIO = 0.60  # state reads per second / ceiling requests per second
+AIM_TURN_RATIO = 0.30  # turns (GET .../actions + POST) per second / ceiling requests per second
+AIM_READ_RATIO = 0.60  # state reads per second / ceiling requests per second (PostgreSQL)
 
 if str(SERVER_SRC) not in sys.path:
     sys.path.insert(0, str(SERVER_SRC))
@@ -80,6 +86,7 @@ class Settings:
     events: int  # history rows of the long game
     workers: int
     threads: int
+    rounds: int = 1  # the concurrent phases, repeated (each round has its own ceiling)
 
 
 FULL = Settings(seconds=12.0, clients=8, games_per_client=3, max_requests_per_client=200_000,
@@ -103,10 +110,15 @@ class Http:
     def __init__(self, port: int) -> None:
         self.port = port
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.etag: str | None = None
 
-    def request(self, method: str, path: str, body: Any = None,
-                token: str | None = None) -> tuple[int, Any]:
+    def request(self, method: str, path: str, body: Any = None, token: str | None = None,
+                etag: str | None = None) -> tuple[int, Any]:
+        """The status and JSON body; ``etag`` is sent as ``If-None-Match`` (``self.etag``: the
+        answer's ``ETag``)."""
         headers = {"Accept": "application/json"}
+        if etag:
+            headers["If-None-Match"] = etag
         data = None
         if body is not None:
             data = json.dumps(body).encode()
@@ -118,6 +130,7 @@ class Http:
                 self.conn.request(method, path, body=data, headers=headers)
                 response = self.conn.getresponse()
                 raw = response.read()
+                self.etag = response.getheader("ETag")
                 return response.status, (json.loads(raw) if raw else None)
             except (http.client.HTTPException, OSError):
                 self.conn.close()
@@ -227,6 +240,7 @@ class WorkerResult:
     side_count: int = 0
     games_finished: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+    cpu_seconds: float = 0.0  # this client process's CPU during the timed part
 
 
 def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrier,
@@ -237,13 +251,18 @@ def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrie
     rng = random.Random(seed)
     try:
         games = [new_game(client, rng, bot=bool(i % 2)) for i in range(settings.games_per_client)]
-        if mode == "read":  # read games in the middle of play, not just dealt
+        tags: dict[tuple[str, int], str | None] = {}
+        if mode in ("read", "cread"):  # read games in the middle of play, not just dealt
             for game in games:
                 for _ in range(rng.randrange(5, 25)):
                     if game.status == "active":
                         play_step(client, game, rng)
+                for seat in game.seats.values():  # the tags a polling client would hold
+                    client.ok("GET", f"/api/games/{game.id}", token=seat.token)
+                    tags[game.id, seat.index] = client.etag
         client.ok("GET", "/api/ping")  # warm the connection
         barrier.wait(timeout=300)
+        cpu_start = time.process_time()
         start = time.perf_counter()
         end = start + settings.seconds
         done = 0
@@ -258,15 +277,17 @@ def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrie
                 if status != 200:
                     result.errors[f"ping {status}"] = result.errors.get(f"ping {status}", 0) + 1
                 result.latencies.append(t1 - t0)
-            elif mode == "read":
+            elif mode in ("read", "cread"):
                 game = games[turn % len(games)]
                 seat = game.seats[min(game.seats)] if turn % 2 else game.seats[max(game.seats)]
+                tag = tags[game.id, seat.index] if mode == "cread" else None
                 t0 = time.perf_counter()
-                status, _ = client.request("GET", f"/api/games/{game.id}", token=seat.token)
+                status, _ = client.request("GET", f"/api/games/{game.id}", token=seat.token,
+                                           etag=tag)
                 t1 = time.perf_counter()
                 if t1 > end:
                     break
-                if status != 200:
+                if status != (304 if tag else 200):
                     result.errors[f"read {status}"] = result.errors.get(f"read {status}", 0) + 1
                 result.latencies.append(t1 - t0)
             else:
@@ -286,6 +307,7 @@ def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrie
                     result.errors[step.error] = result.errors.get(step.error, 0) + 1
             done += 1
             turn += 1
+        result.cpu_seconds = time.process_time() - cpu_start
     except Exception as error:  # reported, never hidden
         result.errors[f"worker: {error!r}"[:300]] = 1
         with contextlib.suppress(Exception):
@@ -307,11 +329,59 @@ class Throughput:
     side_p50_ms: float = 0.0
     side_p99_ms: float = 0.0
     games_finished: int = 0
+    # CPU per measured operation (a request; in play a turn: its GET and POST), in ms: the
+    # server's (gunicorn workers and, on PostgreSQL, the database's backends for its database)
+    # and the clients'. Unlike the rates, it hardly moves with the rest of the machine's load.
+    server_cpu_ms: float = 0.0
+    client_cpu_ms: float = 0.0
 
 
-def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Throughput:
+@dataclass(frozen=True)
+class Server:
+    port: int
+    pid: int  # gunicorn's master: its workers are its children
+    database: str | None = None  # PostgreSQL: the database whose backends count as the server's
+
+
+def _proc_stat(pid: str) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a process from /proc (None if it is gone or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(server: Server) -> float:
+    """CPU seconds used so far by the gunicorn workers and the PostgreSQL backends serving them
+    (0.0 where /proc is not there)."""
+    total = 0.0
+    if not os.path.isdir("/proc"):
+        return total
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        stat = _proc_stat(pid)
+        if stat is None:
+            continue
+        if stat[0] == server.pid or int(pid) == server.pid:
+            total += stat[1]
+        elif server.database is not None:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    command = cmdline.read().decode(errors="replace")
+            except OSError:
+                continue
+            if command.startswith("postgres:") and f" {server.database} " in command:
+                total += stat[1]
+    return total
+
+
+def concurrent_phase(mode: str, server: Server, settings: Settings, seed: int) -> Throughput:
+    port = server.port
     context = mp.get_context("fork")
-    barrier = context.Barrier(settings.clients)
+    barrier = context.Barrier(settings.clients + 1)  # and this process: it starts the CPU count
     queue = context.Queue()
     processes = [
         context.Process(target=_worker, args=(mode, port, seed * 1000 + i, settings, barrier, queue))
@@ -320,6 +390,9 @@ def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Thr
     for process in processes:
         process.start()
     results: list[dict[str, Any]] = []
+    with contextlib.suppress(threading.BrokenBarrierError):  # a client failed: it says why
+        barrier.wait(timeout=300)
+    cpu_before = server_cpu(server)
     try:
         deadline = time.monotonic() + settings.seconds + 600
         while len(results) < len(processes) and time.monotonic() < deadline:
@@ -336,8 +409,10 @@ def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Thr
             if process.is_alive() and process.pid is not None:
                 os.kill(process.pid, signal.SIGKILL)
                 process.join()
+    cpu_used = server_cpu(server) - cpu_before
     latencies = [x for r in results for x in r["latencies"]]
     side = [x for r in results for x in r["side_latencies"]]
+    operations = max(1, len(latencies))
     errors: dict[str, int] = {}
     for r in results:
         for key, count in r["errors"].items():
@@ -351,6 +426,8 @@ def concurrent_phase(mode: str, port: int, settings: Settings, seed: int) -> Thr
         errors=errors, side_per_second=len(side) / settings.seconds,
         side_p50_ms=percentile(side, 50) * 1000, side_p99_ms=percentile(side, 99) * 1000,
         games_finished=sum(r["games_finished"] for r in results),
+        server_cpu_ms=cpu_used * 1000 / operations,
+        client_cpu_ms=sum(r["cpu_seconds"] for r in results) * 1000 / operations,
     )
 
 
@@ -404,6 +481,7 @@ class Backend:
     fill_games: Callable[[int], float]  # inserts n filler games, returns seconds taken
     add_events: Callable[[str, int], float]  # appends n history rows to a game
     analyze: Callable[[], None]
+    database: str | None = None  # PostgreSQL: the database's name (its backends' CPU counts)
 
 
 def filler_states(count: int) -> list[str]:
@@ -424,14 +502,15 @@ def _filler_rows(n: int) -> Iterator[tuple[tuple[Any, ...], list[tuple[Any, ...]
         game_id = f"f{prefix}{i:09d}"
         game = (game_id, "active", 3 + i % 50, OPTIONS_JSON, states[i % len(states)],
                 secrets.token_hex(32), f"fill{prefix}{i:09d}", 1, None, None, 20 + i % 100, now, now)
-        seats = [(game_id, index, name, None, None, None, 1, True, False)
-                 for index, name in enumerate(("ann", "bob"))]
+        seats = [(game_id, index, f"{game_id}{'xy'[index]}", name, None, None, None, 1, True,
+                  False) for index, name in enumerate(("ann", "bob"))]
         yield game, seats
 
 
 GAME_COLUMNS = ("id, status, version, options, state, seed, invite_code, host_token_version, "
                 "turn_time_limit, turn_deadline, next_seq, created_at, updated_at")
-SEAT_COLUMNS = 'game_id, "index", name, email, webhook_url, bot, token_version, claimed, resigned'
+SEAT_COLUMNS = ('game_id, "index", public_id, name, email, webhook_url, bot, token_version, claimed, '
+                'resigned')
 
 
 def _event_rows(game_id: str, first_seq: int, n: int, version: int) -> Iterator[tuple[Any, ...]]:
@@ -487,7 +566,7 @@ def postgres_backend(admin_url: str, name: str) -> tuple[Backend, Callable[[], N
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     url = "postgresql+psycopg://" + db_url.split("://", 1)[1]
-    return Backend("postgresql", url, fill, add_events, analyze), drop
+    return Backend("postgresql", url, fill, add_events, analyze, name), drop
 
 
 def sqlite_backend(path: Path) -> Backend:
@@ -511,7 +590,7 @@ def sqlite_backend(path: Path) -> Backend:
                 seats.extend(seat_rows)
             conn.executemany(f"INSERT INTO games ({GAME_COLUMNS}) VALUES ({', '.join('?' * 13)})",
                              games)
-            conn.executemany(f"INSERT INTO seats ({SEAT_COLUMNS}) VALUES ({', '.join('?' * 9)})", seats)
+            conn.executemany(f"INSERT INTO seats ({SEAT_COLUMNS}) VALUES ({', '.join('?' * 10)})", seats)
             conn.execute("COMMIT")
         finally:
             conn.close()
@@ -569,7 +648,8 @@ def upgrade_schema(env: dict[str, str]) -> None:
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], settings: Settings, log: Path) -> Iterator[int]:
+def gunicorn(env: dict[str, str], settings: Settings, log: Path,
+             database: str | None = None) -> Iterator[Server]:
     port = free_port()
     with log.open("w") as log_file:
         process = subprocess.Popen(
@@ -578,7 +658,7 @@ def gunicorn(env: dict[str, str], settings: Settings, log: Path) -> Iterator[int
             cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
         try:
             wait_ready(port, process, log)
-            yield port
+            yield Server(port, process.pid, database)
         finally:
             process.terminate()
             try:
@@ -617,38 +697,83 @@ def run_backend(backend: Backend, settings: Settings, log: Path) -> dict[str, An
     env = server_env(backend.url)
     upgrade_schema(env)
     out: dict[str, Any] = {}
-    with gunicorn(env, settings, log) as port:
+    with gunicorn(env, settings, log, backend.database) as server:
         print(f"\n== {backend.name}: gunicorn -w {settings.workers} --threads {settings.threads} on "
-              f"127.0.0.1:{port}, {settings.clients} client processes, {settings.seconds:g} s per phase")
-        ceiling = concurrent_phase("ping", port, settings, 1)
-        play = concurrent_phase("play", port, settings, 2)
-        reads = concurrent_phase("read", port, settings, 3)
-        out["ceiling"] = asdict(ceiling)
-        out["play"] = asdict(play)
-        out["reads"] = asdict(reads)
-        out["ratios"] = {
-            "submissions_to_ceiling": ratio(play.per_second, ceiling.per_second),
-            "play_requests_to_ceiling": ratio(play.per_second + play.side_per_second,
-                                              ceiling.per_second),
-            "reads_to_ceiling": ratio(reads.per_second, ceiling.per_second),
-        }
-        r = out["ratios"]
-        print(f"{'':34}{'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'/ceiling':>9}  aim")
-        print(f"{'ceiling GET /api/ping':34}{ceiling.per_second:9.0f} {ceiling.p50_ms:8.2f} "
-              f"{ceiling.p99_ms:8.2f} {1:9.2f}")
-        print(f"{'turn submissions (POST)':34}{play.per_second:9.0f} {play.p50_ms:8.2f} "
-              f"{play.p99_ms:8.2f} {r['submissions_to_ceiling']:9.2f}  >= {AIM_SUBMIT_RATIO:.2f}")
-        print(f"{'  their GET .../actions':34}{play.side_per_second:9.0f} {play.side_p50_ms:8.2f} "
-              f"{play.side_p99_ms:8.2f}")
-        print(f"{'  play requests together':34}{play.per_second + play.side_per_second:9.0f} "
-              f"{'':8} {'':8} {r['play_requests_to_ceiling']:9.2f}")
-        print(f"{'state reads (GET /api/games/<id>)':34}{reads.per_second:9.0f} {reads.p50_ms:8.2f} "
-              f"{reads.p99_ms:8.2f} {r['reads_to_ceiling']:9.2f}  >= {AIM_READ_RATIO:.2f}")
-        print(f"(games finished during play: {play.games_finished})")
-        for name, phase in (("ceiling", ceiling), ("play", play), ("reads", reads)):
-            if phase.errors:
-                print(f"  {name} errors: {phase.errors}")
-        out["scaling"] = scaling(backend, port, settings)
+              f"127.0.0.1:{server.port}, {settings.clients} client processes, "
+              f"{settings.seconds:g} s per phase")
+        out["rounds"] = [one_round(server, settings, n) for n in range(settings.rounds)]
+        if settings.rounds > 1:
+            print(f"\nmedian of {settings.rounds} rounds: " + ", ".join(
+                f"{key} {statistics.median(r['ratios'][key] for r in out['rounds']):.2f}"
+                for key in out["rounds"][0]["ratios"]))
+        if settings.filler:
+            out["scaling"] = scaling(backend, server.port, settings)
+    return out
+
+
+def one_round(server: Server, settings: Settings, number: int) -> dict[str, Any]:
+    """The concurrent phases once. The ceiling is measured before and after the others (the
+    machine is shared: its load drifts) and the ratios use the mean of the two."""
+    seed = 10 * number
+    before = concurrent_phase("ping", server, settings, seed + 1)
+    play = concurrent_phase("play", server, settings, seed + 2)
+    reads = concurrent_phase("read", server, settings, seed + 3)
+    unchanged = concurrent_phase("cread", server, settings, seed + 4)
+    after = concurrent_phase("ping", server, settings, seed + 5)
+    ceiling = (before.per_second + after.per_second) / 2
+    ping_cpu = (before.server_cpu_ms + after.server_cpu_ms) / 2
+    ping_all = ping_cpu + (before.client_cpu_ms + after.client_cpu_ms) / 2
+    out: dict[str, Any] = {
+        "ceiling_before": asdict(before), "ceiling_after": asdict(after), "play": asdict(play),
+        "reads": asdict(reads), "conditional_reads": asdict(unchanged),
+        "ratios": {
+            "turns_to_ceiling": ratio(play.per_second, ceiling),
+            "play_requests_to_ceiling": ratio(play.per_second + play.side_per_second, ceiling),
+            "reads_to_ceiling": ratio(reads.per_second, ceiling),
+            "conditional_reads_to_ceiling": ratio(unchanged.per_second, ceiling),
+            # The same ratios from CPU per operation (ping's / the operation's): what the rates
+            # would be on a machine this benchmark had to itself, CPU-bound.
+            "turns_to_ceiling_by_server_cpu": ratio(ping_cpu, play.server_cpu_ms),
+            "reads_to_ceiling_by_server_cpu": ratio(ping_cpu, reads.server_cpu_ms),
+            "conditional_reads_to_ceiling_by_server_cpu": ratio(ping_cpu,
+                                                                unchanged.server_cpu_ms),
+            "turns_to_ceiling_by_cpu": ratio(ping_all, play.server_cpu_ms + play.client_cpu_ms),
+            "reads_to_ceiling_by_cpu": ratio(ping_all, reads.server_cpu_ms + reads.client_cpu_ms),
+        },
+    }
+    r = out["ratios"]
+    print(f"\nround {number + 1}:")
+    print(f"{'':36}{'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'/ceiling':>9}  aim")
+    print(f"{'ceiling GET /api/ping, before':36}{before.per_second:9.0f} {before.p50_ms:8.2f} "
+          f"{before.p99_ms:8.2f}")
+    print(f"{'ceiling GET /api/ping, after':36}{after.per_second:9.0f} {after.p50_ms:8.2f} "
+          f"{after.p99_ms:8.2f}")
+    print(f"{'turns (GET actions + POST)':36}{play.per_second:9.0f} {play.p50_ms:8.2f} "
+          f"{play.p99_ms:8.2f} {r['turns_to_ceiling']:9.2f}  >= {AIM_TURN_RATIO:.2f}")
+    print(f"{'  their POST (latency)':36}{'':9} {play.p50_ms:8.2f} {play.p99_ms:8.2f}")
+    print(f"{'  their GET .../actions (latency)':36}{'':9} {play.side_p50_ms:8.2f} "
+          f"{play.side_p99_ms:8.2f}")
+    print(f"{'  play requests together':36}{play.per_second + play.side_per_second:9.0f} "
+          f"{'':8} {'':8} {r['play_requests_to_ceiling']:9.2f}")
+    print(f"{'state reads (GET /api/games/<id>)':36}{reads.per_second:9.0f} {reads.p50_ms:8.2f} "
+          f"{reads.p99_ms:8.2f} {r['reads_to_ceiling']:9.2f}  >= {AIM_READ_RATIO:.2f}")
+    print(f"{'  the same with If-None-Match: 304':36}{unchanged.per_second:9.0f} "
+          f"{unchanged.p50_ms:8.2f} {unchanged.p99_ms:8.2f} "
+          f"{r['conditional_reads_to_ceiling']:9.2f}")
+    print(f"(games finished during play: {play.games_finished})")
+    print(f"{'CPU per operation, ms':36}{'server':>9} {'clients':>8} {'':8} {'/ceiling':>9}")
+    for label, phase, key in (("ping (mean of both)", None, None), ("turn", play, "turns"),
+                              ("state read", reads, "reads"),
+                              ("state read, 304", unchanged, "conditional_reads")):
+        if phase is None:
+            print(f"  {label:34}{ping_cpu:9.2f} {ping_all - ping_cpu:8.2f}")
+            continue
+        print(f"  {label:34}{phase.server_cpu_ms:9.2f} {phase.client_cpu_ms:8.2f} {'':8} "
+              f"{r[f'{key}_to_ceiling_by_server_cpu']:9.2f}  (server CPU)")
+    for name, phase in (("ceiling", before), ("play", play), ("reads", reads),
+                        ("conditional reads", unchanged), ("ceiling after", after)):
+        if phase.errors:
+            print(f"  {name} errors: {phase.errors}")
     return out
 
 
@@ -763,17 +888,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--seconds", type=float, help="seconds of each concurrent phase")
     parser.add_argument("--clients", type=int, help="concurrent client processes")
-    parser.add_argument("--filler", type=int, help="games inserted for the scaling measurement")
+    parser.add_argument("--filler", type=int,
+                        help="games inserted for the scaling measurement (0: no scaling part)")
     parser.add_argument("--workers", type=int, help="gunicorn workers")
     parser.add_argument("--threads", type=int, help="gunicorn threads per worker")
+    parser.add_argument("--rounds", type=int, help="repeat the concurrent phases (default 1)")
     parser.add_argument("--pg-url", default=os.environ.get("DOS_BENCH_PG_URL", DEFAULT_PG_URL),
                         help="an admin URL of the PostgreSQL server (a database is created on it)")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON file ({RESULTS})")
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
-    overrides = {key: getattr(args, key) for key in ("seconds", "clients", "filler", "workers", "threads")
-                 if getattr(args, key) is not None}
-    if any(value <= 0 for value in overrides.values()):
+    names = ("seconds", "clients", "filler", "workers", "threads", "rounds")
+    overrides = {key: getattr(args, key) for key in names if getattr(args, key) is not None}
+    if any(value <= 0 for key, value in overrides.items() if key != "filler") or \
+            overrides.get("filler", 0) < 0:
         parser.error("numbers must be positive")
     settings = Settings(**{**asdict(settings), **overrides})
     backends = ("postgresql", "sqlite") if args.backend == "both" else (args.backend,)

@@ -1,6 +1,7 @@
-"""What the server-side tests share (tests/server, notify, mail, client, e2e): the test secret,
-free loopback ports, the test app's config and databases, a real server in a thread, and one
-SMTP sink. ``tests`` is on pytest's path, so this is ``import testkit`` (a unique module name).
+"""What the server-side tests share (tests/server, notify, mail, client, e2e, soak): the test
+secret, free loopback ports, the test app's config and databases, a real server in a thread,
+one SMTP sink, processes, a webhook receiver and a player's mail client. ``tests`` is on
+pytest's path, so this is ``import testkit`` (a unique module name).
 
 The engine tests never import this module: they need only the standard library, pytest and
 hypothesis. The database fixtures ``backend`` and ``db_url`` are defined here and re-exported
@@ -17,29 +18,42 @@ from __future__ import annotations
 
 import email
 import email.policy
+import http.client
+import json
 import os
+import random
+import re
 import secrets
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from email.message import EmailMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 from urllib.parse import quote
 
 import flask_migrate
 import pytest
+import requests
 import sqlalchemy as sa
 from aiosmtpd.controller import Controller
 from flask import Flask
-from werkzeug.serving import make_server
+from standardwebhooks.webhooks import Webhook
+from werkzeug.serving import ThreadedWSGIServer, make_server
 
 from dos_server import create_app
 from dos_server.config import normalize_database_url
 from dos_server.extensions import db
 
 SECRET = "test-secret"
+MAIL_DOMAIN = "play.test"  # the reply addresses of the play-by-email tests
 ROOT = Path(__file__).resolve().parents[1]
 # For a subprocess that imports our packages from this checkout (as pytest's pythonpath does).
 PYTHONPATH = os.pathsep.join([str(ROOT / "server"), str(ROOT / "client")])
@@ -55,6 +69,8 @@ def free_port() -> int:
 # -- databases -------------------------------------------------------------------------------
 
 PG_URL = os.environ.get("TEST_DATABASE_URL")
+# Redis, for the rate limits that several web instances share (the machine runs one).
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
 
 
@@ -154,9 +170,17 @@ def app_factory(url: str, **defaults: Any) -> Iterator[Callable[..., Flask]]:
 
 
 @contextmanager
-def serving(app: Flask) -> Iterator[str]:
-    """``app`` under werkzeug's threaded server on a free loopback port; yields its base URL."""
+def serving(app: Flask, *, finish_requests: bool = False) -> Iterator[str]:
+    """``app`` under werkzeug's threaded server on a free loopback port; yields its base URL.
+
+    ``finish_requests``: on leaving, wait for the requests still running (a page's long-poll
+    answers within ``WEB_WAIT_SECONDS``), so none touches the database after it is gone.
+    """
     server = make_server("127.0.0.1", 0, app, threaded=True)
+    if finish_requests:
+        assert isinstance(server, ThreadedWSGIServer)
+        server.daemon_threads = False  # socketserver then joins them in server_close()
+        server.block_on_close = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -211,3 +235,251 @@ class SmtpSink:
 
 def parse_email(content: bytes) -> EmailMessage:
     return email.message_from_bytes(content, policy=email.policy.default)
+
+
+# -- races -------------------------------------------------------------------------------------
+
+
+def race(count: int, send: Callable[[int], requests.Response]) -> list[requests.Response]:
+    """``count`` requests released at once from their own threads; none may answer 5xx."""
+    barrier = threading.Barrier(count)
+    results: list[Any] = [None] * count
+
+    def run(index: int) -> None:
+        barrier.wait(15)
+        try:
+            results[index] = send(index)
+        except Exception as error:  # shown by the assertion below
+            results[index] = error
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    assert all(isinstance(r, requests.Response) for r in results), results
+    assert all(r.status_code < 500 for r in results), [r.text for r in results]
+    return results
+
+
+# -- processes -------------------------------------------------------------------------------
+
+BIN = Path(sys.executable).parent  # the venv's gunicorn and flask
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 10 s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def http_ready(port: int, path: str = "/readyz") -> bool:
+    """Whether a server on loopback ``port`` answers ``path`` with 200."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes], log: Path,
+               timeout: float = 30) -> None:
+    """Until the server ``process`` (its output in ``log``) answers ``/readyz`` on ``port``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the server exited ({process.returncode}):\n{log.read_text()[-3000:]}")
+        if http_ready(port):
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the server was not ready within {timeout:.0f} s:\n{log.read_text()[-3000:]}")
+
+
+# -- webhooks --------------------------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    status: int
+    at: float
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return dict(json.loads(self.body))
+
+    @property
+    def webhook_id(self) -> str:
+        return self.headers["webhook-id"]
+
+
+Reply = tuple[int, dict[str, str]]
+
+
+@dataclass
+class Receiver:
+    """An HTTP server on loopback that records every POST.
+
+    ``script[path]`` lists the answers for one ``webhook-id`` at that path in turn (the last
+    one repeats); default 200, or 500 at random with probability ``fail_rate`` (drawn from
+    ``seed``). ``delay`` seconds before each answer. ``on_receive`` sees each request before
+    it is answered.
+    """
+
+    delay: float = 0.0
+    fail_rate: float = 0.0
+    seed: int = 0
+    on_receive: Callable[[Received], None] | None = None
+    script: dict[str, list[Reply]] = field(default_factory=dict)
+    received: list[Received] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    rng: random.Random = field(init=False)
+    server: ThreadingHTTPServer | None = None
+    thread: threading.Thread | None = None
+
+    def url(self, path: str) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def start(self) -> Receiver:
+        receiver = self
+        self.rng = random.Random(self.seed)
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if receiver.delay:
+                    time.sleep(receiver.delay)
+                with receiver.lock:
+                    wid = self.headers.get("webhook-id")
+                    seen = sum(1 for r in receiver.received
+                               if r.path == self.path and r.headers.get("webhook-id") == wid)
+                    answers = receiver.script.get(self.path) or [
+                        (500 if receiver.rng.random() < receiver.fail_rate else 200, {})]
+                    status, headers = answers[min(seen, len(answers) - 1)]
+                    receipt = Received(self.path, {k.lower(): v for k, v in self.headers.items()},
+                                       body, status, time.monotonic())
+                    receiver.received.append(receipt)
+                    if receiver.on_receive is not None:
+                        receiver.on_receive(receipt)
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    def at(self, path: str) -> list[Received]:
+        with self.lock:
+            return [r for r in self.received if r.path == path]
+
+    def all(self) -> list[Received]:
+        with self.lock:
+            return list(self.received)
+
+
+def verify(received: Received, secret: str) -> dict[str, Any]:
+    """Standard Webhooks verification (raises if the signature or timestamp is wrong)."""
+    payload = Webhook(secret).verify(received.body, received.headers)
+    return dict(payload)
+
+
+# -- the player's mail client (play by email) -----------------------------------------------
+
+
+def reply_to(message: EmailMessage) -> str:
+    address = str(message["Reply-To"])
+    assert address.startswith("play+"), address
+    assert address.endswith("@" + MAIL_DOMAIN), address
+    return address
+
+
+def token_version(address: str) -> int:
+    return int(address.split("@")[0].split(".")[2])
+
+
+def text_of(message: EmailMessage) -> str:
+    part = message.get_body(preferencelist=("plain",))
+    assert part is not None
+    return str(part.get_content())
+
+
+def moves_of(message: EmailMessage) -> list[str]:
+    return re.findall(r"^\s+\d+\. (\S+(?: \S+)?)", text_of(message).split("Your moves:")[-1],
+                      re.M) if "Your moves:" in text_of(message) else []
+
+
+STYLES = ("gmail", "outlook", "html", "qp", "base64")
+
+
+def write_reply(style: str, original: EmailMessage, command: str, sender: str,
+                name: str = "Bjørn Ødegård") -> EmailMessage:
+    """A reply to ``original`` the way a real client writes it."""
+    quoted = text_of(original)
+    message = EmailMessage()
+    message["From"] = f"{name} <{sender}>"
+    message["To"] = reply_to(original)
+    message["Subject"] = "Re: " + str(original["Subject"])
+    message["Message-ID"] = f"<{secrets.token_hex(8)}@client.example>"
+    message["In-Reply-To"] = str(original["Message-ID"])
+    message["References"] = str(original["Message-ID"])
+    wrote = f"On Mon, 1 Jan 2029 at 10:00, DOS by mail <dos@{MAIL_DOMAIN}>"
+    if style == "gmail":
+        body = (f"{command}\n\n{wrote}\nwrote:\n\n"
+                + "".join(f"> {line}\n" for line in quoted.splitlines()))
+        message.set_content(body)
+        message.add_alternative(
+            f'<div dir="ltr">{command}</div><br><div class="gmail_quote">'
+            f'<div class="gmail_attr">{wrote} wrote:<br></div>'
+            f"<blockquote><pre>{quoted}</pre></blockquote></div>", subtype="html")
+    elif style == "outlook":
+        body = (f"{command}\r\n\r\n________________________________\r\n"
+                f"From: DOS by mail <dos@{MAIL_DOMAIN}>\r\nSent: Monday, January 1, 2029 10:00 AM\r\n"
+                f"To: {name} <{sender}>\r\nSubject: {original['Subject']}\r\n\r\n{quoted}")
+        message.set_content(body)
+    elif style == "html":
+        message.set_content(
+            f"<html><head><style>p {{margin: 0}}</style></head><body><div>{command}</div>"
+            f"<div>&nbsp;</div><div class=\"gmail_quote\">{wrote} wrote:<br>"
+            f"<blockquote type=\"cite\"><pre>{quoted}</pre></blockquote></div></body></html>",
+            subtype="html")
+    elif style == "qp":
+        message.set_content(f"{command}\n\nMerci, à bientôt\n-- \n{name}\nSent from my iPhone\n\n"
+                            f"{wrote} wrote:\n> {quoted[:200]}", cte="quoted-printable")
+    else:
+        message.set_content(f"{command}\n\nSent from my Galaxy\n\n-----Original Message-----\n"
+                            f"{quoted}", cte="base64")
+    return message

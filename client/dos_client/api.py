@@ -12,6 +12,7 @@ from urllib3.util.retry import Retry
 from dos_client.errors import DosApiError, ServerUnreachable
 
 TIMEOUT = (5, 30)  # connect, read (seconds)
+MAX_WAIT = 60.0  # the longest long-poll the server grants (seconds)
 
 
 class DosApi:
@@ -29,10 +30,11 @@ class DosApi:
         if token:
             self.session.headers["Authorization"] = f"Bearer {token}"
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    def _call(self, method: str, path: str, timeout: tuple[float, float] = TIMEOUT,
+              **kwargs: Any) -> dict[str, Any]:
         url = f"{self.server}{path}"
         try:
-            response = self.session.request(method, url, timeout=TIMEOUT, **kwargs)
+            response = self.session.request(method, url, timeout=timeout, **kwargs)
         except requests.ConnectionError:
             raise ServerUnreachable(
                 f"could not connect to {self.server}. Is the server running (make run)? "
@@ -77,9 +79,15 @@ class DosApi:
             body["actions"] = actions
         return self._call("POST", f"/api/games/{game_id}/actions", json=body, headers=headers)
 
-    def history(self, game_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
-        return self._call("GET", f"/api/games/{game_id}/events",
-                          params={"after": after, "limit": limit})
+    def history(self, game_id: str, after: int = 0, limit: int = 100,
+                wait: float = 0) -> dict[str, Any]:
+        """Events after ``after``. With ``wait`` (seconds, up to 60) a long-poll: when there is
+        none yet, the server answers as soon as one is committed (or with none after ``wait``)."""
+        params: dict[str, Any] = {"after": after, "limit": limit}
+        if wait > 0:
+            params["wait"] = round(min(wait, MAX_WAIT), 3)
+        return self._call("GET", f"/api/games/{game_id}/events", params=params,
+                          timeout=(TIMEOUT[0], TIMEOUT[1] + wait))
 
     def start(self, game_id: str) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/start")

@@ -305,11 +305,13 @@ def _duration(text: str | None) -> int | None:
 @click.option("--target", type=click.IntRange(1, 10_000), default=200, show_default=True,
               help="Score that wins the game.")
 @click.option("--turn-limit", metavar="DURATION", help="Time per turn, e.g. 36h or 3d.")
+@click.option("--title", metavar="TEXT",
+              help="The game's title, shown to every player in emails, lists and pages.")
 @click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
 @pass_settings
 def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequence[str],
         me: str | None, after_draw: str, bonus_placement: str, dos_call: bool, target: int,
-        turn_limit: str | None, label: str | None) -> None:
+        turn_limit: str | None, title: str | None, label: str | None) -> None:
     """Create a game and print the invites to hand out."""
     payload_seats: list[dict[str, Any]] = [{"name": name} for name in seats]
     payload_seats += [{} for _ in range(open_seats)] + [{"bot": bot} for bot in bots]
@@ -324,6 +326,7 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
         "options": {"after_draw": after_draw, "bonus_placement": bonus_placement,
                     "dos_call": dos_call, "target_score": target},
         "turn_time_limit": _duration(turn_limit),
+        **({"title": title} if title is not None else {}),
     })
     name = store.unique_name(label or created["id"])
     invites = {i["name"]: f"{created['id']}:{i['invite']}" for i in created["invites"]}
@@ -405,7 +408,8 @@ def games(settings: Settings) -> None:
         mine = (game["status"] == "active" and view.get("current") == entry.get("seat")
                 and entry.get("seat") is not None)
         rows.append({
-            "game": name, "id": entry["game_id"], "status": game["status"],
+            "game": name, "id": entry["game_id"], "title": game.get("title"),
+            "status": game["status"],
             "turn": seats[view["current"]] if view and game["status"] == "active" else None,
             "your_turn": mine, "deadline": game.get("turn_deadline"),
             "scores": dict(zip(seats, view.get("scores", []), strict=False)),
@@ -430,7 +434,8 @@ def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
         scores = ", ".join(f"{k} {v}" for k, v in row["scores"].items())
         turn = f"{row['turn']} to play" if row["turn"] else row["status"]
         deadline = f", deadline {render.deadline(row['deadline'])}" if row["deadline"] else ""
-        click.echo(f"{mark} {row['game']} {here}· {turn}{deadline} · {scores}")
+        titled = f"“{row['title']}” " if row.get("title") else ""
+        click.echo(f"{mark} {row['game']} {titled}{here}· {turn}{deadline} · {scores}")
 
 
 @cli.command()
@@ -691,23 +696,23 @@ def history(settings: Settings, game: str | None, show_all: bool) -> None:
 @click.option("--timeout", type=click.FloatRange(min=0), default=3600, show_default=True,
               help="Give up after this many seconds (exit 7).")
 @click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
-              help="First polling interval; it backs off up to 60 s.")
+              help="Polling interval, only against a server without long-polls "
+                   "(it backs off up to 60 s).")
 @pass_settings
 def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: float) -> None:
-    """Block until it is your turn in any of the games (default: all saved games)."""
+    """Block until it is your turn in any of the games (default: all saved games).
+
+    The server answers the moment a game changes (a long-poll): no polling."""
     store = settings.store()
     names = list(games_) or list(store.games)
     if not names:
         raise ClientError("no saved games to wait for")
     saved_games = [settings.saved_game(n, store) for n in names]
     deadline = time.monotonic() + timeout
-    delay = interval
     with _err().status("Waiting for your turn...", spinner="dots"):
-        while (found := _first_ready(saved_games)) is None:
-            if time.monotonic() + delay > deadline:
-                raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
-            time.sleep(delay)
-            delay = min(delay * 1.5, 60.0)
+        found = _first_ready(saved_games, deadline, interval)
+    if found is None:
+        raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
     saved, body = found
     if body["status"] == "finished":
         settings.emit({"game": saved.name, "id": saved.game_id, "finished": True},
@@ -724,16 +729,59 @@ def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: fl
                    "legal_actions": body["view"]["legal_actions"]}, human)
 
 
-def _first_ready(saved_games: Sequence[SavedGame]) -> tuple[SavedGame, dict[str, Any]] | None:
-    """The first game where it is the player's turn (or the only game, once it is over)."""
+LONG_POLL = 30.0  # seconds per long-poll request; the server grants up to 60
+Ready = tuple["SavedGame", dict[str, Any]]
+
+
+def _first_ready(saved_games: Sequence[SavedGame], deadline: float,
+                 interval: float) -> Ready | None:
+    """The first game where it is the player's turn (or the only game, once it is over), each
+    game followed by its own long-poll in a thread; None at the deadline."""
+    import queue
+    import threading
+
+    answers: queue.Queue[Ready | Exception | None] = queue.Queue()
+    alone = len(saved_games) == 1
+
+    def follow(saved: SavedGame) -> None:
+        try:
+            answers.put(_follow(saved, deadline, interval, alone))
+        except Exception as error:  # handed to the main thread, which reports it
+            answers.put(error)
+
     for saved in saved_games:
-        body = saved.api.game(saved.game_id)
+        threading.Thread(target=follow, args=(saved,), daemon=True).start()
+    for _ in saved_games:
+        answer = answers.get()
+        if isinstance(answer, Exception):
+            raise answer
+        if answer is not None:
+            return answer
+    return None
+
+
+def _follow(saved: SavedGame, deadline: float, interval: float, alone: bool) -> Ready | None:
+    """Read the game each time it changes until it is the player's turn (None: never here)."""
+    api = saved.api
+    # The newest event first, then the game: a change after this read wakes the long-poll.
+    last = api.history(saved.game_id, limit=1).get("last")
+    delay = interval
+    while True:
+        body = api.game(saved.game_id)
         view = body.get("view") or {}
         if body["status"] == "active" and view.get("current") == saved.entry.get("seat"):
             return saved, body
-        if body["status"] == "finished" and len(saved_games) == 1:
-            return saved, body
-    return None
+        if body["status"] in ("finished", "cancelled"):
+            return (saved, body) if alone and body["status"] == "finished" else None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if last is None:  # a server without long-polls: poll, backing off
+            time.sleep(min(delay, left))
+            delay = min(delay * 1.5, 60.0)
+            continue
+        page = api.history(saved.game_id, after=last, limit=1, wait=min(LONG_POLL, left))
+        last = page["last"]
 
 
 @cli.command()
@@ -878,7 +926,8 @@ def invite(settings: Settings, game: str | None) -> None:
 @click.option("--timeout", type=click.FloatRange(min=0), default=24 * 3600.0,
               show_default=True, help="Stop after this many seconds (exit 7).")
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              help="Polling interval (it backs off up to 60 s).")
+              help="Polling interval, only against a server without long-polls "
+                   "(it backs off up to 60 s).")
 @pass_settings
 def watch(settings: Settings, game_id: str, timeout: float, interval: float) -> None:
     """Spectate GAME (a game id; no seat needed): the table, then each change as it
@@ -901,11 +950,15 @@ def watch(settings: Settings, game_id: str, timeout: float, interval: float) -> 
         render.table(_out(), body, game_id, settings.command())
     deadline = time.monotonic() + timeout
     delay = interval
+    long_poll = "last" in page  # else a server without long-polls: poll
     while body["status"] not in ("finished", "cancelled"):
-        if time.monotonic() + delay > deadline:
+        left = deadline - time.monotonic()
+        if left <= 0 or (not long_poll and delay > left):
             raise ClientError(f"stopped watching after {timeout:g} s", EXIT_TIMEOUT)
-        time.sleep(delay)
-        page = api.history(game_id, after=after, limit=500)
+        if not long_poll:
+            time.sleep(delay)
+        page = api.history(game_id, after=after, limit=500,
+                           wait=min(LONG_POLL, left) if long_poll else 0)
         events = page["events"]
         if not events:
             delay = min(delay * 1.5, 60.0)

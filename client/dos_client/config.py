@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +31,21 @@ class Store:
     def __init__(self, profile: str) -> None:
         self.path = config_path()
         self.profile = profile
-        self.data: dict[str, Any] = {"profiles": {}}
-        if self.path.exists():
-            try:
-                loaded = json.loads(self.path.read_text() or '{"profiles": {}}')
-            except (OSError, UnicodeDecodeError, ValueError) as error:
-                raise ClientError(f"cannot read the config file {self.path}: {error}. Fix or "
-                                  "remove it (it holds your saved games and tokens).") from None
-            if not isinstance(loaded, dict):
-                raise ClientError(f"the config file {self.path} is not a JSON object; fix or "
-                                  "remove it")
-            self.data = loaded
+        self.data = self._read()
+        self._loaded = copy.deepcopy(self.data)  # what we changed is told from what others did
+
+    def _read(self) -> dict[str, Any]:
+        if not self.path.exists():
+            return {"profiles": {}}
+        try:
+            loaded = json.loads(self.path.read_text() or '{"profiles": {}}')
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise ClientError(f"cannot read the config file {self.path}: {error}. Fix or "
+                              "remove it (it holds your saved games and tokens).") from None
+        if not isinstance(loaded, dict):
+            raise ClientError(f"the config file {self.path} is not a JSON object; fix or "
+                              "remove it")
+        return loaded
 
     @property
     def section(self) -> dict[str, Any]:
@@ -52,16 +60,55 @@ class Store:
         return games
 
     def save(self) -> None:
+        """Write our changes over what is on disk now: another dos-client (a `wait` in
+        another terminal) may have saved since we read it, and its games and tokens stay."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = self.path.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(self.data, handle, indent=2)
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, self.path)
+        with _locked(self.path.with_name(self.path.name + ".lock")):
+            self.data = _merged(self._loaded, self.data, self._read())
+            fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".config-",
+                                             suffix=".tmp")  # mode 0600, a name of its own
+            try:
+                with os.fdopen(fd, "w") as handle:
+                    json.dump(self.data, handle, indent=2)
+                os.replace(temporary, self.path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        self._loaded = copy.deepcopy(self.data)
 
     def unique_name(self, base: str) -> str:
         name, n = base, 2
         while name in self.games:
             name, n = f"{base}-{n}", n + 1
         return name
+
+
+def _merged(base: Any, ours: Any, theirs: Any) -> Any:
+    """A three-way merge of JSON objects: our changes since ``base``, on top of ``theirs``."""
+    if not (isinstance(base, dict) and isinstance(ours, dict) and isinstance(theirs, dict)):
+        return theirs if ours == base else ours
+    out = dict(theirs)
+    for key in ours.keys() | base.keys():
+        if key not in ours:  # we removed it: gone, unless someone else changed it meanwhile
+            if key in out and out[key] == base[key]:
+                del out[key]
+        elif key not in base or ours[key] != base[key]:
+            out[key] = _merged(base.get(key, {}), ours[key], theirs.get(key, {})) \
+                if key in theirs else ours[key]
+    return out
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock between dos-client processes while the file is read and replaced."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: os.replace alone keeps the file whole
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -33,9 +33,11 @@ def names_of(game: dict[str, Any]) -> list[str]:
 
 
 def title(game: dict[str, Any], label: str) -> str:
-    """The game's saved name, or its players: never the id twice."""
+    """The game's saved name, else its title, else its players: never the id twice."""
     if label and label != game["id"]:
         return label
+    if game.get("title"):
+        return str(game["title"])
     names = names_of(game)
     return " vs ".join(names)
 

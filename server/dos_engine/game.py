@@ -54,6 +54,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from dos_engine.actions import (
@@ -86,7 +87,7 @@ from dos_engine.errors import InvalidStateError as InvalidStateError
 from dos_engine.events import Event, EventKind
 from dos_engine.matching import Bonus as Bonus
 from dos_engine.matching import Declaration as Declaration
-from dos_engine.matching import declaration_note, mismatch_reason
+from dos_engine.matching import canonical_declaration, declaration_note, mismatch_reason
 from dos_engine.matching import declare_match as declare_match
 from dos_engine.notation import resolve_action
 from dos_engine.options import Options
@@ -97,8 +98,10 @@ HAND_SIZE = 7
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
 
-_ADD = {card: Add(card) for card in ALL_CARDS}
-_PLACE = {card: Place(card) for card in ALL_CARDS}
+_POINTS = [card.points for card in ALL_CARDS]  # by card id
+# One action object per card, by card id: listing reuses them (actions are immutable).
+_ADD = [Add(card) for card in ALL_CARDS]
+_PLACE = [Place(card) for card in ALL_CARDS]
 
 
 class Phase(StrEnum):
@@ -187,6 +190,7 @@ class Game:
     """A game of DOS in progress (or over). Create one with :meth:`new` or :func:`start_game`."""
 
     __slots__ = (
+        "_listed",
         "actions_played",
         "added",
         "bonus_phase",
@@ -243,6 +247,10 @@ class Game:
     winner: int | None
     actions_played: int
     turn_no: int  # 1 for the game's first turn; +1 whenever a new turn (or round) starts
+    # The last legal_actions(seat) of this very state, as (seat, actions): legal_actions answers
+    # from it again, and play() takes an action from it without validating it again. Every
+    # change of the state drops it.
+    _listed: tuple[int, tuple[Action, ...]] | None
 
     # -- creation -----------------------------------------------------------------------------
 
@@ -300,14 +308,18 @@ class Game:
             return []
         if seat is None:
             seat = self.current
+        listed = self._listed
+        if listed is not None and listed[0] == seat:
+            return list(listed[1])  # this state was listed already (a view, then the list...)
         if not 0 <= seat < len(self.players):
             return []
+        options = self.options
         actions: list[Action] = []
         if seat == self.current:
             hand = self.hands[seat]
             if self.bonus_phase:
                 if self.placements_left and hand:
-                    actions.extend(_PLACE[c] for c in _distinct(hand))
+                    actions.extend([_PLACE[i] for i in _distinct_ids(hand)])
                     if self.options.bonus_placement == "optional":
                         actions.append(END)
                 else:
@@ -319,25 +331,25 @@ class Game:
                     if self.matches == 0:
                         if self.drawn is not None:
                             actions.extend(self._list_matches(hand, must_use=self.drawn))
-                        actions.extend(_ADD[c] for c in _distinct(hand))
+                        actions.extend([_ADD[i] for i in _distinct_ids(hand)])
                     else:
                         actions.append(END)
                 else:
                     actions.extend(self._list_matches(hand))
                     if self.matches == 0:
-                        actions.extend(_ADD[c] for c in _distinct(hand))
+                        actions.extend([_ADD[i] for i in _distinct_ids(hand)])
                     else:
                         actions.append(END)
             else:
-                actions.extend(self._list_matches(hand))
+                actions = self._list_matches(hand)  # a new list: ours to extend
                 if self.matches == 0:
                     actions.append(DRAW)
                 else:
                     actions.append(END)
-            if (self.options.dos_call and self.options.dos_rule == "v1" and not self.called_dos
+            if (options.dos_call and options.dos_rule == "v1" and not self.called_dos
                     and len(hand) == 2):
                 actions.append(CALL_DOS)
-        if self.options.printed_dos_rule:
+        if options.dos_call and options.printed_dos_rule:
             if self._may_call(seat):
                 actions.append(CALL_DOS)
             actions.extend(
@@ -345,84 +357,106 @@ class Game:
                 for other, exposed in enumerate(self.dos_missed)
                 if exposed and other != seat
             )
-        elif self.options.dos_call:
+        elif options.dos_call:
             actions.extend(
                 Catch(other)
                 for other, missed in enumerate(self.dos_missed)
                 if missed and other != seat and len(self.hands[other]) == 2
             )
+        self._listed = (seat, tuple(actions))
         return actions
 
-    def _list_matches(
-        self, hand: Sequence[Card], must_use: Card | None = None, first_only: bool = False
-    ) -> list[Match]:
-        """Enumerate matches by number buckets, not by trying every pair of cards.
+    def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Action]:
+        """Enumerate matches from the hand's value table, not by trying every pair of cards.
 
-        Pairs for a fixed number N pair each value v with N - v only; a Wild # pairs with every
-        card that leaves it 1-10. ``first_only`` stops at the first match found.
+        For a CR number N each value v of the hand pairs only with the hand's cards of value
+        N - v; a Wild # pairs with every card that leaves it 1-10. The order (CR position, then
+        singles before pairs, pairs by the hand's values in order of first card) is the one
+        seeded bots and the positional numbers of the client have always seen.
         """
-        ids = [card.id for card in hand]
-        counts = dict.fromkeys(ids, 0)
-        for i in ids:
-            counts[i] += 1
-        distinct = [ALL_CARDS[i] for i in sorted(counts)]
-        wilds: list[Card] = []
-        by_value: dict[int, list[Card]] = {}
-        for card in distinct:
-            if card.number is None:
-                wilds.append(card)
-            else:
-                by_value.setdefault(card.number, []).append(card)
-        out: list[Match] = []
-        cache = _MATCH_CACHE
-        must_id = must_use.id if must_use is not None else -1
-        for index, target in enumerate(self.center_row):
-            if self.cr_matched[index] is not None:
+        distinct, by_value, wilds, doubled = _hand_table(hand)
+        groups = list(by_value.items())  # values in order of their first card
+        must_value = None if must_use is None else must_use.number
+        row = self.center_row
+        if len(_MATCHES) < len(row):
+            _add_match_tables(len(row))
+        out: list[Action] = []  # all matches, typed so that legal_actions can add to it
+        for index, matched in enumerate(self.cr_matched):
+            if matched is not None:
                 continue
-            position = index + 1
-            number = target.number
-            singles: list[Card]
+            number = row[index].number
+            singles: Sequence[Card]
             pairs: list[tuple[Card, Card]] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
                 singles = distinct
                 for i, a in enumerate(distinct):
                     low = a.number or 1
                     for b in distinct[i:]:
-                        if (b is not a or counts[a.id] > 1) and low + (b.number or 1) <= 10:
+                        if (b is not a or a in doubled) and low + (b.number or 1) <= 10:
                             pairs.append((a, b))
             else:
-                singles = by_value.get(number, []) + wilds
-                for value, cards in by_value.items():
+                singles = by_value.get(number, ())
+                if wilds:
+                    singles = [*singles, *wilds]
+                for value, same in groups:
                     rest = number - value
-                    if rest < 1:
-                        continue
-                    for a in cards:
-                        if rest > value:
-                            pairs.extend((a, b) for b in by_value.get(rest, ()))
-                        elif rest == value:
-                            for b in cards:
-                                if b.id > a.id or (b is a and counts[a.id] > 1):
+                    if rest < 1 or (must_value is not None and must_value != value
+                                     and must_value != rest):
+                        continue  # nothing to pair, or no pair can hold the card that must be used
+                    if rest > value:
+                        for a in same:
+                            for b in by_value.get(rest, ()):
+                                pairs.append((a, b))
+                            for w in wilds:  # the Wild # is declared as `rest`
+                                pairs.append((a, w))
+                    elif rest == value:
+                        for a in same:
+                            for b in same:
+                                if b.id > a.id or (b is a and a in doubled):
                                     pairs.append((a, b))
-                        for w in wilds:  # the Wild # is declared as `rest`
-                            pairs.append((a, w))
-                if number >= 2:
+                            for w in wilds:
+                                pairs.append((a, w))
+                    elif wilds:
+                        for a in same:
+                            for w in wilds:
+                                pairs.append((a, w))
+                if wilds and number >= 2:
                     for i, w in enumerate(wilds):
                         for v in wilds[i:]:
-                            if v is not w or counts[w.id] > 1:
+                            if v is not w or w in doubled:
                                 pairs.append((w, v))
+            matches = _MATCHES[index]
             for card in singles:
-                if must_id < 0 or card.id == must_id:
-                    key = (position, card.id, -1)
-                    match = cache.get(key)
-                    out.append(match if match is not None else _match(position, card, None))
+                if must_use is None or card is must_use:
+                    key = card.id * _KEYS + _SINGLE
+                    out.append(matches[key] or _new_match(matches, key, index + 1, (card,)))
             for a, b in pairs:
-                if must_id < 0 or a.id == must_id or b.id == must_id:
-                    key = (position, a.id, b.id)
-                    match = cache.get(key)
-                    out.append(match if match is not None else _match(position, a, b))
-            if first_only and out:
-                return out
+                if must_use is None or a is must_use or b is must_use:
+                    key = a.id * _KEYS + b.id
+                    out.append(matches[key] or _new_match(matches, key, index + 1, (a, b)))
         return out
+
+    def _can_match(self, hand: Sequence[Card]) -> bool:
+        """Whether ``hand`` can match any free CR card (``_list_matches`` without listing)."""
+        if not hand:
+            return False
+        counts: dict[int, int] = {}  # how many cards of each number the hand holds (W2: 2)
+        for card in hand:
+            number = card.number
+            if number is None:  # a Wild # matches any CR card alone (1.3, 1.5)
+                return None in self.cr_matched
+            counts[number] = counts.get(number, 0) + 1
+        for index, target in enumerate(self.center_row):
+            if self.cr_matched[index] is not None:
+                continue
+            number = target.number
+            if number is None or number in counts:
+                return True
+            for value, count in counts.items():
+                rest = number - value
+                if rest in counts and (rest != value or count > 1):
+                    return True
+        return False
 
     def _only_end_left(self) -> bool:
         """Whether ``end`` is the one legal action of the current player (cheaper than listing)."""
@@ -446,7 +480,7 @@ class Game:
             return False  # may still draw, or (after a draw) must add
         if self.has_drawn and self.options.after_draw == "drawn_card":
             return True
-        return not self._list_matches(hand, first_only=True)
+        return not self._can_match(hand)
 
     def is_legal(self, action: Action, seat: int | None = None) -> bool:
         try:
@@ -693,7 +727,7 @@ class Game:
                 section (NotYourTurnError is a subclass).
         """
         events = self._play(action, seat)
-        if self.options.printed_dos_rule:
+        if self.options.dos_call and self.options.printed_dos_rule:
             self._settle_exposure()
         return events
 
@@ -701,12 +735,13 @@ class Game:
         """One action, with the turn ending by itself after it if nothing else is left."""
         if seat is None:
             seat = self.current
-        declaration = self.check(action, seat)
+        listed, self._listed = self._listed, None  # the state changes: the listing goes stale
+        if listed is None or listed[0] != seat or not _is_listed(action, listed[1]):
+            self.check(action, seat)  # an action from the listing of this state is legal already
         events: list[Event] = []
         self.actions_played += 1
         if isinstance(action, Match):
-            assert declaration is not None
-            self._apply_match(action, declaration, events)
+            self._apply_match(action, events)
         elif isinstance(action, Draw):
             self._apply_draw(events)
         elif isinstance(action, Add):
@@ -845,13 +880,17 @@ class Game:
         for name in Game.__slots__:
             setattr(self, name, getattr(trial, name))
 
-    def _apply_match(self, action: Match, declaration: Declaration, events: list[Event]) -> None:
+    def _apply_match(self, action: Match, events: list[Event]) -> None:
         seat = self.current
         hand = self.hands[seat]
         for card in action.cards:
             hand.remove(card)
         self._hand_changed(seat)
         index = action.position - 1
+        target = self.center_row[index]
+        found = canonical_declaration(target, action.cards)
+        assert found is not None, "a legal match has a declaration"
+        declaration, declared = found
         self.cr_matched[index] = action.cards
         self.matches += 1
         if declaration.bonus is not Bonus.NONE:
@@ -862,10 +901,12 @@ class Game:
                 seat,
                 {
                     "position": action.position,
-                    "target": self.center_row[index].code,
+                    "target": target.code,
                     "cards": [c.code for c in action.cards],
-                    "declared": declaration.to_dict(),
-                    "bonus": declaration.bonus.value,
+                    # a copy: the memoized dict is shared by every match of these cards
+                    "declared": {**declared, "numbers": list(declaration.numbers),
+                                 "colours": list(declared["colours"])},
+                    "bonus": declared["bonus"],
                 },
             )
         )
@@ -905,12 +946,13 @@ class Game:
 
     def _hand_changed(self, seat: int) -> None:
         """Printed DOS rule: a call protects, and exposure lasts, until the hand size changes."""
-        if self.options.printed_dos_rule:
+        if self.options.dos_call and self.options.printed_dos_rule:
             self.dos_calls[seat] = False
             self.dos_missed[seat] = False
 
     def _settle_exposure(self) -> None:
         """Printed DOS rule, at a request boundary: who holds two cards without a call (5.1)."""
+        self._listed = None  # exposure decides who can be caught
         over = self.winner is not None
         current, penalty = self.current, self.penalty
         for seat, hand in enumerate(self.hands):
@@ -981,7 +1023,7 @@ class Game:
     def _finish_turn(self, events: list[Event]) -> None:
         seat = self.current
         hand = self.hands[seat]
-        printed = self.options.printed_dos_rule
+        printed = self.options.dos_call and self.options.printed_dos_rule
         if printed and self.penalty:  # 5.2: after 4.1-4.3, before 6.1
             self._draw_into(seat, self.penalty, "caught", events)
             self.penalty = 0
@@ -1012,7 +1054,7 @@ class Game:
         self.penalty = 0
 
     def _end_round(self, winner: int, events: list[Event]) -> None:
-        points = [sum(card.points for card in hand) for hand in self.hands]
+        points = [sum([_POINTS[card.id] for card in hand]) for hand in self.hands]
         scored = sum(points) - points[winner]
         self.scores[winner] += scored
         events.append(
@@ -1021,7 +1063,7 @@ class Game:
                 winner,
                 {
                     "round": self.round_no,
-                    "hands": [[c.code for c in sorted(hand)] for hand in self.hands],
+                    "hands": [[c.code for c in sorted(hand, key=_card_id)] for hand in self.hands],
                     "points": points,
                     "scored": scored,
                     "scores": list(self.scores),
@@ -1286,20 +1328,63 @@ def _turn_texts(text: str) -> list[str]:
     return parts
 
 
-def _distinct(hand: Sequence[Card]) -> list[Card]:
-    return [ALL_CARDS[i] for i in sorted({card.id for card in hand})]
+def _is_listed(action: Action, listed: tuple[Action, ...]) -> bool:
+    """Whether ``action`` is one of the listed objects (an equal action made elsewhere is
+    validated as usual)."""
+    for candidate in listed:  # noqa: SIM110 (a plain loop: any() would build a generator)
+        if candidate is action:
+            return True
+    return False
 
 
-_MATCH_CACHE: dict[tuple[int, int, int], Match] = {}
+def _distinct_ids(hand: Sequence[Card]) -> list[int]:
+    return sorted({card.id for card in hand})
 
 
-def _match(position: int, a: Card, b: Card | None) -> Match:
-    """Matches are immutable, so listing reuses one object per (position, cards)."""
-    key = (position, a.id, -1 if b is None else b.id)
-    found = _MATCH_CACHE.get(key)
-    if found is None:
-        found = _MATCH_CACHE[key] = Match(position, (a,) if b is None else (a, b))
-    return found
+def _hand_table(
+    hand: Sequence[Card],
+) -> tuple[list[Card], dict[int, list[Card]], list[Card], set[Card]]:
+    """A hand indexed by value: its distinct cards (by id), the number cards by value (values in
+    order of their first card), the Wild #s, and the cards it holds more than one of."""
+    distinct: list[Card] = []
+    by_value: dict[int, list[Card]] = {}
+    wilds: list[Card] = []
+    doubled: set[Card] = set()
+    previous = None
+    for card in sorted(hand, key=_card_id):
+        if card is previous:
+            doubled.add(card)
+            continue
+        previous = card
+        distinct.append(card)
+        number = card.number
+        if number is None:
+            wilds.append(card)
+        elif number in by_value:
+            by_value[number].append(card)
+        else:
+            by_value[number] = [card]
+    return distinct, by_value, wilds, doubled
+
+
+_card_id = attrgetter("id")
+
+# Matches are immutable, so listing reuses one object per (CR position, cards): the table of
+# position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
+_SINGLE = len(ALL_CARDS)
+_KEYS = _SINGLE + 1
+_MATCHES: list[list[Match | None]] = []
+
+
+def _add_match_tables(positions: int) -> None:
+    while len(_MATCHES) < positions:
+        _MATCHES.append([None] * (len(ALL_CARDS) * _KEYS))
+
+
+def _new_match(matches: list[Match | None], key: int, position: int,
+               cards: tuple[Card, ...]) -> Match:
+    match = matches[key] = Match(position, cards)
+    return match
 
 
 def start_game(
@@ -1322,6 +1407,7 @@ def start_game(
     game.winner = None
     game.actions_played = 0
     game.turn_no = 0
+    game._listed = None
     dealer, draws = _draw_for_dealer(seed, len(names))
     game.dealer = dealer
     events = [
@@ -1435,6 +1521,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game.actions_played = natural(raw["actions_played"])
     # States stored before the counter existed start counting from 0: only its changes matter.
     game.turn_no = natural(raw.get("turn_no", 0))
+    game._listed = None
     if (len(game.scores) != count or len(game.hands) != count
             or len(game.dos_missed) != count or len(game.dos_calls) != count):
         raise InvalidStateError("scores, hands, dos_missed and dos_calls need one entry per player")

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from typing import Any
 
 from dos_engine.actions import Match
-from dos_engine.cards import Card, CardKind, Colour
+from dos_engine.cards import ALL_CARDS, Card, CardKind, Colour
 
 
 class Bonus(StrEnum):
@@ -63,6 +64,10 @@ def declare_match(
     takes a number, only a Wild DOS a colour). Numbers are the smallest that work; colours are
     chosen to earn a colour bonus when the printed colours allow it (3.5).
     """
+    if (target_number is None and numbers is None and target_colour is None and colours is None
+            and 1 <= len(cards) <= 2):
+        memo = canonical_declaration(target, cards)
+        return None if memo is None else memo[0]
     pinned = list(numbers) if numbers is not None else [None] * len(cards)
     found: tuple[int, tuple[int, ...]] | None = None
     if target_number is None and target.number is not None and numbers is None:
@@ -112,6 +117,27 @@ def declare_match(
         ),
         bonus=bonus,
     )
+
+
+def canonical_declaration(
+    target: Card, cards: Sequence[Card]
+) -> tuple[Declaration, dict[str, Any]] | None:
+    """``declare_match(target, cards)`` with nothing pinned, and its ``to_dict()``, or None.
+
+    Every match played, listed for a bot or described asks this; the answer depends on the
+    three cards alone, so it is worked out once per (target, cards) and kept. The dict is shared:
+    copy it before handing it out.
+    """
+    return _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
+
+
+@cache  # at most 41 targets x 902 card sets (5,989 of them match): a few MB at worst
+def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[str, Any]] | None:
+    cards = (ALL_CARDS[first],) if second < 0 else (ALL_CARDS[first], ALL_CARDS[second])
+    # Nothing pinned, said as numbers pinned to None, so that declare_match works it out rather
+    # than asking this memo.
+    declaration = declare_match(ALL_CARDS[target], cards, numbers=[None] * len(cards))
+    return None if declaration is None else (declaration, declaration.to_dict())
 
 
 def declaration_note(target: Card, cards: Sequence[Card], declaration: Declaration) -> str:

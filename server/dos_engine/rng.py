@@ -32,6 +32,10 @@ from typing import TypeVar
 T = TypeVar("T")
 
 _TWO_64 = 1 << 64
+# randbelow(n) accepts every value below 2^64 - (2^64 mod n), so for n <= 128 every value
+# below 2^64 - 128.
+_NEVER_REJECTED_BELOW_N = 128
+_NEVER_REJECTED = _TWO_64 - _NEVER_REJECTED_BELOW_N
 _FOUR_U64 = struct.Struct(">4Q")
 
 
@@ -93,9 +97,16 @@ def shuffle(items: list[T], key: bytes) -> None:
     values = list(
         struct.unpack(
             f">{4 * blocks}Q",
-            b"".join(hashlib.sha256(key + n.to_bytes(8, "big")).digest() for n in range(blocks)),
+            b"".join([hashlib.sha256(key + n.to_bytes(8, "big")).digest() for n in range(blocks)]),
         )
     )
+    if count <= _NEVER_REJECTED_BELOW_N and max(values[:count - 1]) < _NEVER_REJECTED:
+        # The usual case by far: randbelow rejects none of these values, so each swap takes the
+        # next one as it comes.
+        for i, value in zip(range(count - 1, 0, -1), values, strict=False):  # values: a few more
+            j = value % (i + 1)
+            items[i], items[j] = items[j], items[i]
+        return
     taken = 0
     for i in range(count - 1, 0, -1):
         bound = i + 1

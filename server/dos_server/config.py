@@ -59,6 +59,9 @@ DEFAULTS: dict[str, Any] = {
     "WORKER_LEASE_SECONDS": 120,
     "RETRY_SCHEDULE": [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
     "WEBHOOK_TIMEOUT": 15,
+    # A finished game's event rows become one compact archive (services/archive.py) this long
+    # after the game last changed; a negative value switches archiving off.
+    "ARCHIVE_AFTER_SECONDS": 3 * 24 * 3600,
     # Webhook URLs must resolve to public internet addresses (no loopback, private networks,
     # link-local/cloud metadata, ...); true only for development and tests.
     "WEBHOOK_ALLOW_PRIVATE": False,

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
@@ -67,9 +68,14 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class GameRow(db.Model):  # type: ignore[name-defined,misc]
     __tablename__ = "games"
+    # The worker's archiving pass looks only at finished games not archived yet.
+    __table_args__ = (Index("ix_games_to_archive", "updated_at",
+                            postgresql_where=text("status = 'finished' AND archived_at IS NULL"),
+                            sqlite_where=text("status = 'finished' AND archived_at IS NULL")),)
 
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     status: Mapped[str] = mapped_column(String(16))  # waiting | active | finished | cancelled
+    title: Mapped[str | None] = mapped_column(String(80), nullable=True)  # the host's, optional
     version: Mapped[int] = mapped_column(Integer, nullable=False)
     options: Mapped[dict[str, Any]] = mapped_column(JsonType)
     state: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
@@ -87,6 +93,9 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     timeout_policy: Mapped[str] = mapped_column(String(16), default="random")  # a bot name
     forfeit_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_days: Mapped[int] = mapped_column(Integer, default=14)  # per seat per year
+    # Set when the worker moved the finished game's history into ``game_archives`` (issue
+    # #15): its event rows are gone and every history read decodes the archive instead.
+    archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow
@@ -161,6 +170,21 @@ class EventRow(db.Model):  # type: ignore[name-defined,misc]
     kind: Mapped[str] = mapped_column(String(32))
     data: Mapped[dict[str, Any]] = mapped_column(JsonType)
     secret: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class GameArchiveRow(db.Model):  # type: ignore[name-defined,misc]
+    """A finished game's whole history in a few KB (services/archive.py): its record, and
+    only what replaying the record does not give back, zlib-compressed JSON."""
+
+    __tablename__ = "game_archives"
+
+    game_id: Mapped[str] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    format: Mapped[int] = mapped_column(Integer)
+    events: Mapped[int] = mapped_column(Integer)  # how many history entries it holds
+    data: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

@@ -10,7 +10,14 @@ from marshmallow import validate
 
 from dos_server.services.lobby import BOT_STRATEGIES
 from dos_server.services.notify import EVENTS
-from dos_server.validation import EMAIL_MAX, NAME_MAX, clean_email, clean_name
+from dos_server.validation import (
+    EMAIL_MAX,
+    NAME_MAX,
+    TITLE_MAX,
+    clean_email,
+    clean_name,
+    clean_title,
+)
 
 
 class _Cleaned(ma.fields.String):
@@ -34,6 +41,15 @@ class Name(_Cleaned):
     def __init__(self, **kwargs: Any) -> None:
         # The Length is checked by clean_name; here it documents the limit in /openapi.json.
         super().__init__(validate=validate.Length(min=1, max=NAME_MAX), **kwargs)
+
+
+class Title(_Cleaned):
+    """A game's title: trimmed, NFC, printable, 1-80 characters."""
+
+    clean = staticmethod(clean_title)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(validate=validate.Length(min=1, max=TITLE_MAX), **kwargs)
 
 
 class EmailAddress(_Cleaned):
@@ -76,6 +92,7 @@ class OptionsIn(ma.Schema):
 
 
 class CreateGameIn(ma.Schema):
+    title = Title(metadata={"description": "optional; shown in emails, lists and pages"})
     seats = ma.fields.List(ma.fields.Nested(SeatIn), required=True,
                            validate=validate.Length(min=2, max=4))
     options = ma.fields.Nested(OptionsIn, load_default=dict)
@@ -124,6 +141,12 @@ class HistoryQuery(ma.Schema):
     # Bounded: PostgreSQL compares it with an INTEGER column (a bigger one was a 500).
     after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    wait = ma.fields.Float(
+        load_default=0.0, validate=validate.Range(min=0, max=60),
+        metadata={"description": "Long-poll: with no event after `after` yet, wait up to this "
+                  "many seconds (0-60) for one, then answer (an empty list at the timeout). "
+                  "The server is woken by the commit (PostgreSQL LISTEN/NOTIFY); the waiting "
+                  "request holds no database connection."})
 
 
 class AnyObject(ma.Schema):

@@ -13,6 +13,7 @@ from email.errors import HeaderParseError, MessageDefect
 from email.headerregistry import Address
 
 NAME_MAX = 40  # seats.name is String(40)
+TITLE_MAX = 80  # games.title is String(80)
 EMAIL_MAX = 254  # RFC 5321's limit on a forward path, less the angle brackets
 
 # Control, format (e.g. zero-width or bidi overrides), surrogate, private-use and unassigned
@@ -34,6 +35,21 @@ def clean_name(raw: str) -> str:
         raise ValueError("a name cannot contain ';' (it separates actions in a turn)")
     if len(name) > NAME_MAX:
         raise ValueError(f"a name has at most {NAME_MAX} characters (this one has {len(name)})")
+    return name
+
+
+def clean_title(raw: str) -> str:
+    """A game's title (shown in subjects and lists): NFC, trimmed, printable, 1-80 characters."""
+    name = " ".join(unicodedata.normalize("NFC", raw).split())
+    if not name:
+        raise ValueError("a game title cannot be empty or only spaces; leave it out instead")
+    bad = [ch for ch in name if unicodedata.category(ch) in _REFUSED_CATEGORIES]
+    if bad:
+        raise ValueError(f"a game title cannot contain invisible or control characters "
+                         f"(found {_codepoint(bad[0])})")
+    if len(name) > TITLE_MAX:
+        raise ValueError(f"a game title has at most {TITLE_MAX} characters "
+                         f"(this one has {len(name)})")
     return name
 
 

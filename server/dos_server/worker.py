@@ -11,7 +11,8 @@
    seat's owner by the other channel;
 4. sends the 80% reminders and applies the timeout policy to turns whose deadline passed;
 5. plays the searching bots (``search-1``..) whose turn it is: requests stop before their turn
-   so that a person's move returns at once (``play.run_bots``).
+   so that a person's move returns at once (``play.run_bots``);
+6. archives games finished more than ``ARCHIVE_AFTER_SECONDS`` ago (services/archive.py).
 
 A worker killed mid-batch loses nothing: its leased rows become due again when the lease ends.
 
@@ -62,7 +63,7 @@ from dos_server.models import (
     as_utc,
     utcnow,
 )
-from dos_server.services import access, digest, inbound, notify, play
+from dos_server.services import access, archive, digest, inbound, notify, play
 
 log = logging.getLogger("dos_server.worker")
 
@@ -268,6 +269,7 @@ def run_once(clock: Clock = utcnow) -> int:
     play_bot_turns(clock())
     digest.send_digests(clock())
     inbound.process_pending(clock())  # emailed moves a crash left unprocessed (issue #6)
+    archive.archive_due(clock())  # finished games' history, compactly (issue #15)
     return delivered
 
 

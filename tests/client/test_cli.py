@@ -565,3 +565,15 @@ def test_vacation_and_digest(table: Table, config_file: Path) -> None:
     assert run("--profile", "bob", "vacation", "30").exit_code == 3  # 409: not enough left
     assert run("--profile", "bob", "vacation", "61").exit_code == 2
     assert as_json("--profile", "bob", "notify", "--digest")["digest"] is True
+
+
+def test_new_with_a_title_shows_it_in_games_and_show(config_file: Path, server_url: str) -> None:
+    ok("server", server_url)
+    ok("new", "--seat", "Ann", "--seat", "Bob", "--me", "Ann", "--title", "Friday cards")
+    listing = ok("games")
+    assert "“Friday cards”" in listing.stdout
+    assert ok("show").stdout.splitlines()[0].startswith("Friday cards (")
+    refused = run("new", "--seat", "Ann", "--seat", "Bob", "--title", "x" * 81)
+    assert refused.exit_code != 0
+    assert "title" in refused.stderr
+    assert "80" in refused.stderr

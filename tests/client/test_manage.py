@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import requests
 from cli_helpers import Table, as_json, ok, run, saved, table_url
 
-from dos_client import cli as cli_module
+from dos_server.services import watch
 
 
 def test_rotate_show_prints_a_line_another_device_can_use(table: Table, config_file: Path,
@@ -85,31 +87,31 @@ def test_vacation_end_ends_it_early(table: Table) -> None:
     assert run("--profile", "bob", "vacation", "soon").exit_code == 2
 
 
-def test_watch_a_game_you_have_not_joined(table: Table, config_file: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_watch_a_game_you_have_not_joined(table: Table, config_file: Path) -> None:
     url = table_url(config_file)
     mover = table.to_move()
     token = saved(config_file)["profiles"][mover]["games"]["g"]["token"]
-    played: list[int] = []
 
-    def someone_moves(seconds: float) -> None:  # the watcher's pause: a player draws
-        if not played:
-            version = requests.get(f"{url}/api/games/{table.id}", timeout=10).json()["version"]
-            answer = requests.post(f"{url}/api/games/{table.id}/actions",
-                                   json={"version": version, "actions": ["draw"]},
-                                   headers={"Authorization": f"Bearer {token}"}, timeout=10)
-            assert answer.status_code == 200
-            played.append(version)
+    def someone_moves() -> None:  # once the watcher's long-poll waits (the server is in-process)
+        while not watch.parked(table.id):
+            time.sleep(0.01)
+        version = requests.get(f"{url}/api/games/{table.id}", timeout=10).json()["version"]
+        answer = requests.post(f"{url}/api/games/{table.id}/actions",
+                               json={"version": version, "actions": ["draw"]},
+                               headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        assert answer.status_code == 200
 
-    monkeypatch.setattr(cli_module.time, "sleep", someone_moves)
+    player = threading.Thread(target=someone_moves, daemon=True)
+    player.start()
     result = run("--profile", "spectator", "--server", url, "watch", table.id,
-                 "--timeout", "1", "--interval", "0.1")
+                 "--timeout", "3", "--interval", "3600")  # no polling: the long-poll wakes it
+    player.join(10)
     assert result.exit_code == 7  # still going after the timeout
     name = "Ann" if mover == "default" else "Bob"
     assert result.stdout.count(f"Ann vs Bob ({table.id})") == 2  # the table, twice
     assert f"{name} drew 1 (draw)" in result.stdout
     assert "Your hand" not in result.stdout  # a spectator sees no hand
-    assert "stopped watching after 1 s" in result.stderr
+    assert "stopped watching after 3 s" in result.stderr
     assert not saved(config_file)["profiles"].get("spectator", {}).get("games")
     as_json_result = run("--server", url, "--profile", "spectator", "watch", table.id, "--json",
                          "--timeout", "0")

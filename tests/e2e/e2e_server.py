@@ -3,11 +3,8 @@ the fixture; this module has a unique name so tests can import it)."""
 
 from __future__ import annotations
 
-import http.client
 import os
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from testkit import PYTHONPATH, ROOT, SECRET, free_port
+from testkit import BIN, PYTHONPATH, ROOT, SECRET, free_port, wait_ready
 
-BIN = Path(sys.executable).parent
+SERVE = "python:dos_server.gunicorn_conf"  # the serving model of `make run` and the Procfile
 
 
 @dataclass(frozen=True)
@@ -36,24 +33,6 @@ def server_env(database: Path) -> dict[str, str]:
         "DOS_RATE_LIMIT_JOIN": "1000000 per minute",
     })
     return env
-
-
-def wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"gunicorn exited ({process.returncode}):\n{log.read_text()[-3000:]}")
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-        try:
-            conn.request("GET", "/readyz")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        finally:
-            conn.close()
-        time.sleep(0.1)
-    pytest.fail(f"gunicorn not ready within 30 s:\n{log.read_text()[-3000:]}")
 
 
 @contextmanager
@@ -89,6 +68,6 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with running_gunicorn(tmp_path_factory.mktemp("gunicorn"), lambda port: [
-            str(BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "2", "--threads", "4",
+            str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "2",
             "--graceful-timeout", "5", "dos_server.wsgi:app"]) as server:
         yield server

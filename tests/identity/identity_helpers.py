@@ -16,7 +16,7 @@ from testkit import SmtpSink
 
 CODE = re.compile(r"Your code: (\d{4}) (\d{4})")
 LINK = re.compile(r"(https?://\S+/account/signin/\S+)")
-CONFIRM = re.compile(r"(https?://\S+/api/confirm-email/\S+)")
+CONFIRM = re.compile(r"(https?://\S+/confirm-email/\S+)")
 
 
 def auth(token: str) -> dict[str, str]:

@@ -232,4 +232,4 @@ def test_the_link_in_a_browser(mail_app: Flask, smtp: SmtpSink) -> None:
         assert account.authenticate(token).email_key == ANN
     sessions = client.get("/api/me/sessions", headers=auth(token)).get_json()["sessions"]
     assert [s["kind"] for s in sessions] == ["browser"]
-    assert client.post(path).status_code == 401  # once
+    assert client.post(path).status_code == 410  # once: then a page offering a fresh link

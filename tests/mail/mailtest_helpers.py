@@ -5,8 +5,6 @@ config are testkit.py's."""
 
 from __future__ import annotations
 
-import re
-import secrets
 import smtplib
 from email.message import EmailMessage
 from pathlib import Path
@@ -20,9 +18,17 @@ from dos_server import worker
 from dos_server.extensions import db
 from dos_server.mailin import make_controller
 from dos_server.models import EventRow, GameRow, InboundMessageRow, NotificationRow
-from testkit import SmtpSink, build_app, dispose, free_port
+from testkit import MAIL_DOMAIN, SmtpSink, build_app, dispose, free_port
 
-DOMAIN = "play.test"
+# The player's mail client is shared with the soak (tests/soak): it lives in testkit.py.
+from testkit import STYLES as STYLES
+from testkit import moves_of as moves_of
+from testkit import reply_to as reply_to
+from testkit import text_of as text_of
+from testkit import token_version as token_version
+from testkit import write_reply as write_reply
+
+DOMAIN = MAIL_DOMAIN
 INBOUND_SECRET = "inbound-secret-for-tests"
 ANN, BJORN = "ann@example.org", "bjorn@example.org"
 SEATS = [{"name": "Ann", "email": ANN}, {"name": "Bjørn Ødegård", "email": BJORN},
@@ -129,71 +135,3 @@ def latest(world: MailWorld, address: str) -> EmailMessage:
 def emails(world: MailWorld, address: str, event: str) -> list[EmailMessage]:
     """The emails to ``address`` about ``event`` (their X-DOS-Event)."""
     return [m for m in world.sink.to(address) if m["X-DOS-Event"] == event]
-
-
-# -- the player's mail client -----------------------------------------------------------------
-
-
-def reply_to(message: EmailMessage) -> str:
-    address = str(message["Reply-To"])
-    assert address.startswith("play+"), address
-    assert address.endswith("@" + DOMAIN), address
-    return address
-
-
-def token_version(address: str) -> int:
-    return int(address.split("@")[0].split(".")[2])
-
-
-def text_of(message: EmailMessage) -> str:
-    part = message.get_body(preferencelist=("plain",))
-    assert part is not None
-    return str(part.get_content())
-
-
-def moves_of(message: EmailMessage) -> list[str]:
-    return re.findall(r"^\s+\d+\. (\S+(?: \S+)?)", text_of(message).split("Your moves:")[-1],
-                      re.M) if "Your moves:" in text_of(message) else []
-
-
-STYLES = ("gmail", "outlook", "html", "qp", "base64")
-
-
-def write_reply(style: str, original: EmailMessage, command: str, sender: str,
-                name: str = "Bjørn Ødegård") -> EmailMessage:
-    """A reply to ``original`` the way a real client writes it."""
-    quoted = text_of(original)
-    message = EmailMessage()
-    message["From"] = f"{name} <{sender}>"
-    message["To"] = reply_to(original)
-    message["Subject"] = "Re: " + str(original["Subject"])
-    message["Message-ID"] = f"<{secrets.token_hex(8)}@client.example>"
-    message["In-Reply-To"] = str(original["Message-ID"])
-    message["References"] = str(original["Message-ID"])
-    wrote = f"On Mon, 1 Jan 2029 at 10:00, DOS by mail <dos@{DOMAIN}>"
-    if style == "gmail":
-        body = (f"{command}\n\n{wrote}\nwrote:\n\n"
-                + "".join(f"> {line}\n" for line in quoted.splitlines()))
-        message.set_content(body)
-        message.add_alternative(
-            f'<div dir="ltr">{command}</div><br><div class="gmail_quote">'
-            f'<div class="gmail_attr">{wrote} wrote:<br></div>'
-            f"<blockquote><pre>{quoted}</pre></blockquote></div>", subtype="html")
-    elif style == "outlook":
-        body = (f"{command}\r\n\r\n________________________________\r\n"
-                f"From: DOS by mail <dos@{DOMAIN}>\r\nSent: Monday, January 1, 2029 10:00 AM\r\n"
-                f"To: {name} <{sender}>\r\nSubject: {original['Subject']}\r\n\r\n{quoted}")
-        message.set_content(body)
-    elif style == "html":
-        message.set_content(
-            f"<html><head><style>p {{margin: 0}}</style></head><body><div>{command}</div>"
-            f"<div>&nbsp;</div><div class=\"gmail_quote\">{wrote} wrote:<br>"
-            f"<blockquote type=\"cite\"><pre>{quoted}</pre></blockquote></div></body></html>",
-            subtype="html")
-    elif style == "qp":
-        message.set_content(f"{command}\n\nMerci, à bientôt\n-- \n{name}\nSent from my iPhone\n\n"
-                            f"{wrote} wrote:\n> {quoted[:200]}", cte="quoted-printable")
-    else:
-        message.set_content(f"{command}\n\nSent from my Galaxy\n\n-----Original Message-----\n"
-                            f"{quoted}", cte="base64")
-    return message

@@ -111,7 +111,8 @@ def test_resign_by_email(world: MailWorld) -> None:
     world.run_worker()
     assert "You resigned" in text_of(world.sink.to(address)[-1])
     _, _, state = world.game(game_id)
-    assert [ANN, BJORN][state.current] != address or state.is_over
+    # over (the seat to move may then be the bot's), or a person other than the resigned one
+    assert state.is_over or [ANN, BJORN][state.current] != address
 
 
 def test_stale_list_and_reused_token(world: MailWorld) -> None:

@@ -391,7 +391,8 @@ def test_game_over_email_invites_no_move(world: MailWorld) -> None:
     text = text_of(over)
     assert "The game is over" in text
     assert "Final scores:" in text
-    assert f"/api/games/{game['id']}/record" in text
+    assert f"/games/{game['id']}/record" in text
+    assert "/api/" not in text
     assert "Your moves" not in text
     assert "dos-client move " not in text
     assert "reply to this email with a move" not in text.lower()

@@ -1,32 +1,33 @@
-"""Real parts for the notification tests: a webhook receiver, a fake clock, the worker in-process
-and as a process, API calls. The SMTP sink, ports and app config are testkit.py's."""
+"""Real parts for the notification tests: a fake clock, the worker in-process and as a process,
+API calls. The webhook receiver, SMTP sink, ports and app config are testkit.py's."""
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
-from standardwebhooks.webhooks import Webhook
 
 from dos_server import worker
 from dos_server.extensions import db
 from dos_server.models import DeliveryAttemptRow, NotificationRow
 from testkit import PYTHONPATH, SECRET
+
+# Shared with the soak (tests/soak): they live in testkit.py; the notify tests import them here.
+from testkit import Received as Received
+from testkit import Receiver as Receiver
+from testkit import Reply as Reply
+from testkit import stop_process as stop_process
+from testkit import verify as verify
+from testkit import wait_for as wait_for
 
 FLASK = str(Path(sys.executable).parent / "flask")
 
@@ -142,101 +143,6 @@ def play_to_end(client: FlaskClient, game_id: str, tokens: dict[int, str],
     raise AssertionError("the game did not finish")
 
 
-# -- webhooks --------------------------------------------------------------------------------
-
-
-@dataclass
-class Received:
-    path: str
-    headers: dict[str, str]
-    body: bytes
-    status: int
-    at: float
-
-    @property
-    def json(self) -> dict[str, Any]:
-        return dict(json.loads(self.body))
-
-    @property
-    def webhook_id(self) -> str:
-        return self.headers["webhook-id"]
-
-
-Reply = tuple[int, dict[str, str]]
-
-
-@dataclass
-class Receiver:
-    """An HTTP server on loopback that records every POST.
-
-    ``script[path]`` lists the answers for one ``webhook-id`` at that path in turn (the last
-    one repeats); default 200. ``delay`` seconds before each answer.
-    """
-
-    delay: float = 0.0
-    script: dict[str, list[Reply]] = field(default_factory=dict)
-    received: list[Received] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    server: ThreadingHTTPServer | None = None
-    thread: threading.Thread | None = None
-
-    def url(self, path: str) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
-
-    def start(self) -> Receiver:
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if receiver.delay:
-                    time.sleep(receiver.delay)
-                with receiver.lock:
-                    wid = self.headers.get("webhook-id")
-                    seen = sum(1 for r in receiver.received
-                               if r.path == self.path and r.headers.get("webhook-id") == wid)
-                    answers = receiver.script.get(self.path) or [(200, {})]
-                    status, headers = answers[min(seen, len(answers) - 1)]
-                    receiver.received.append(Received(
-                        self.path, {k.lower(): v for k, v in self.headers.items()}, body,
-                        status, time.monotonic()))
-                self.send_response(status)
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-            self.server = None
-
-    def at(self, path: str) -> list[Received]:
-        with self.lock:
-            return [r for r in self.received if r.path == path]
-
-    def all(self) -> list[Received]:
-        with self.lock:
-            return list(self.received)
-
-
-def verify(received: Received, secret: str) -> dict[str, Any]:
-    """Standard Webhooks verification (raises if the signature or timestamp is wrong)."""
-    payload = Webhook(secret).verify(received.body, received.headers)
-    return dict(payload)
-
-
 # -- worker processes ------------------------------------------------------------------------
 
 
@@ -258,23 +164,3 @@ def worker_process(url: str, tmp_path: Path, **env: str) -> subprocess.Popen[byt
                                 stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
     finally:
         log.close()
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
-    ends = time.monotonic() + timeout
-    while time.monotonic() < ends:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def stop_process(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL after 10 s."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()

@@ -76,7 +76,8 @@ def test_emails_thread_and_carry_the_moves(mail_app: Flask, smtp: SmtpSink) -> N
             assert set(parts) == {"text/plain", "text/html"}
             if message["X-DOS-Event"] != "invited":
                 assert f"dos-client show {gid}" in parts["text/plain"]
-            assert "/api/unsubscribe/" in parts["text/html"]
+            assert "/unsubscribe/" in parts["text/html"]
+            assert "/api/" not in parts["text/html"] + parts["text/plain"]  # pages, not JSON
             assert message["List-Unsubscribe"].startswith("<http")
             assert message["Auto-Submitted"] == "auto-generated"
             assert message["X-Auto-Response-Suppress"] == "All"

@@ -159,7 +159,7 @@ class _Moves(HTMLParser):
 def _normalise(text: str) -> str:
     text = re.sub(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d(\.\d+)?)?(\+00:00)?( UTC)?", "<time>",
                   text)
-    text = re.sub(r"/api/unsubscribe/\S+", "/api/unsubscribe/<token>", text)
+    text = re.sub(r"/unsubscribe/\S+", "/unsubscribe/<token>", text)
     text = re.sub(r"/games/(\w+)(/join)?\?(token|invite)=\S+", r"/games/\1\2?\3=<token>", text)
     return re.sub(r"dos-client join \S+", "dos-client join <invite>", text)
 
@@ -187,6 +187,7 @@ def test_every_email_kind_on_the_wire(make_app: Callable[..., Flask], smtp: Smtp
             assert re.fullmatch(r"play\+[a-z0-9.]+@play\.test", named["reply-to"])
         message = email.message_from_bytes(raw, policy=email.policy.default)
         assert isinstance(message, EmailMessage)
+        assert_links_open_pages(message)
         seen.setdefault(kind, message)
     assert set(seen) == set(KINDS), sorted(seen)
     if backend != "sqlite":
@@ -212,6 +213,19 @@ def test_every_email_kind_on_the_wire(make_app: Callable[..., Flask], smtp: Smtp
             snapshot.parent.mkdir(parents=True, exist_ok=True)
             snapshot.write_text(plain, encoding="utf-8")
         assert plain == snapshot.read_text(encoding="utf-8"), kind
+
+
+API_LINK = re.compile(r"https?://[^\s\"'<>]+/api/")
+
+
+def assert_links_open_pages(message: EmailMessage) -> None:
+    """Issue #13: every link in an email's text or HTML opens a web page, never the JSON API
+    (``List-Unsubscribe``, a header for mail clients, posts to the API and is not a link)."""
+    for kind in ("plain", "html"):
+        part = message.get_body(preferencelist=(kind,))
+        assert part is not None
+        found = API_LINK.findall(str(part.get_content()))
+        assert not found, (message["X-DOS-Event"], kind, found)
 
 
 def test_your_turn_subject_names_the_opponents(make_app: Callable[..., Flask], smtp: SmtpSink,

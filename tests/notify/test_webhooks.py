@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
 from flask import Flask
 from notify_helpers import (
     FakeClock,
@@ -19,6 +21,8 @@ from notify_helpers import (
     run_worker,
     verify,
 )
+
+from testkit import free_port
 
 
 def test_signed_events_and_one_delivery_per_shared_url(
@@ -179,3 +183,26 @@ def test_500_twice_then_200_keeps_the_webhook_id(
     tried = attempts(app, first.id)
     assert [(a.ok, a.status_code) for a in tried] == [(False, 500), (False, 500), (True, None)]
     assert all(a.worker for a in tried)
+
+
+def test_failures_never_show_the_secret_part_of_a_webhook_url(
+        make_app: Callable[..., Flask], receiver: Receiver,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Slack-style URLs carry their secret in the path and query: errors show the origin only."""
+    receiver.script["/hooks/T0SECRETPATH?token=Q1SECRETQUERY"] = [(500, {})] * 5
+    app = make_app()
+    client = app.test_client()
+    failing = receiver.url("/hooks/T0SECRETPATH") + "?token=Q1SECRETQUERY"
+    closed = f"http://127.0.0.1:{free_port()}/hooks/T0SECRETDEAD?token=Q1SECRETDEAD"
+    create(client, [{"name": "ann", "webhook_url": failing},
+                    {"name": "bob", "webhook_url": closed}])
+    with caplog.at_level(logging.INFO):  # what a server logs (urllib3's debug lines aside)
+        run_worker(app, passes=3)
+    stored = rows(app)
+    errors = [r.last_error or "" for r in stored]
+    errors += [a.error or "" for r in stored for a in attempts(app, r.id)]
+    assert any("answered HTTP 500" in e for e in errors)
+    assert any("ConnectionError" in e for e in errors)
+    for text in [*errors, caplog.text]:
+        assert "SECRET" not in text, text
+    assert "http://127.0.0.1:" in caplog.text  # the origin is still there to debug with

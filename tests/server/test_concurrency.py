@@ -3,7 +3,6 @@ per Idempotency-Key, and the stored state always equals a replay of the stored a
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +15,7 @@ from server_helpers import auth, create, join, stored_state, stored_version
 from dos_engine import GameRecord, replay
 from dos_server.extensions import db
 from dos_server.models import EventRow
-from testkit import serving
+from testkit import race, serving
 
 
 @pytest.fixture
@@ -31,27 +30,6 @@ def _game(app: Flask) -> tuple[str, dict[int, str]]:
     tokens = {i["seat"]: join(client, game["id"], invite=i["invite"])["player_token"]
               for i in game["invites"]}
     return game["id"], tokens
-
-
-def _race(count: int, send: Any) -> list[requests.Response]:
-    barrier = threading.Barrier(count)
-    results: list[Any] = [None] * count
-
-    def run(index: int) -> None:
-        with requests.Session() as session:
-            barrier.wait(10)
-            try:
-                results[index] = send(session)
-            except Exception as error:  # reported by the assertion below
-                results[index] = error
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert all(isinstance(r, requests.Response) for r in results), results
-    return results
 
 
 def _assert_state_is_replay_of_actions(app: Flask, game_id: str) -> None:
@@ -80,11 +58,11 @@ def test_one_of_twenty_identical_turns_wins(app: Flask, base_url: str) -> None:
         action = state.legal_actions(seat)[0].text()
         url = f"{base_url}/api/games/{game_id}/actions"
 
-        def send(session: requests.Session, token: str = tokens[seat], url: str = url,
+        def send(index: int, token: str = tokens[seat], url: str = url,
                  body: dict[str, Any] = {"version": version, "actions": [action]}) -> Any:  # noqa: B006
-            return session.post(url, json=body, headers=auth(token), timeout=60)
+            return requests.post(url, json=body, headers=auth(token), timeout=60)
 
-        results = _race(20, send)
+        results = race(20, send)
         statuses = Counter(r.status_code for r in results)
         assert statuses == {200: 1, 409: 19}, statuses
         for answer in results:
@@ -108,15 +86,11 @@ def test_racing_different_moves_of_both_players(app: Flask, base_url: str) -> No
             sends.append((token, {"version": version, "turn": action.text()}))
     sends = (sends * 20)[:20]
     url = f"{base_url}/api/games/{game_id}/actions"
-    lock = threading.Lock()
-    queue = list(sends)
+    def send(index: int) -> Any:
+        token, body = sends[index]
+        return requests.post(url, json=body, headers=auth(token), timeout=60)
 
-    def send(session: requests.Session) -> Any:
-        with lock:
-            token, body = queue.pop()
-        return session.post(url, json=body, headers=auth(token), timeout=60)
-
-    results = _race(20, send)
+    results = race(20, send)
     statuses = Counter(r.status_code for r in results)
     assert statuses[200] <= 1, statuses
     assert set(statuses) <= {200, 409}, statuses
@@ -130,11 +104,11 @@ def test_concurrent_retries_with_one_idempotency_key_apply_once(app: Flask, base
     url = f"{base_url}/api/games/{game_id}/actions"
     headers = {**auth(tokens[seat]), "Idempotency-Key": "same-key"}
 
-    def send(session: requests.Session) -> Any:
-        return session.post(url, json={"version": version, "actions": ["draw"]},
-                            headers=headers, timeout=60)
+    def send(index: int) -> Any:
+        return requests.post(url, json={"version": version, "actions": ["draw"]},
+                             headers=headers, timeout=60)
 
-    results = _race(5, send)
+    results = race(5, send)
     assert [r.status_code for r in results] == [200] * 5, [r.text for r in results]
     bodies = [r.json() for r in results]
     assert all(body == bodies[0] for body in bodies)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import redis
 from flask import Flask
 from server_helpers import assert_problem
 
 from dos_server import create_app
 from dos_server.config import ConfigError, normalize_database_url
+from testkit import REDIS_URL
 
 
 def test_production_refuses_to_start_without_a_secret_key(
@@ -89,6 +92,27 @@ def test_joining_is_rate_limited(make_app: Callable[..., Flask]) -> None:
     url = f"/api/games/{created['id']}/join"
     assert client.post(url, json={"invite": created["invites"][0]["invite"]}).status_code == 200
     assert_problem(client.post(url, json={"invite": created["invites"][1]["invite"]}), 429)
+
+
+def test_rate_limits_are_shared_by_web_instances_through_redis(
+    make_app: Callable[..., Flask],
+) -> None:
+    """Two instances with ``RATELIMIT_STORAGE_URI=redis://...`` count against one limit (the
+    server extra lacked the redis client: such a server failed to start)."""
+    prefix = f"test-{secrets.token_hex(4)}"
+    config = {"RATELIMIT_ENABLED": True, "RATE_LIMIT_CREATE": "2 per minute",
+              "RATELIMIT_STORAGE_URI": REDIS_URL, "RATELIMIT_KEY_PREFIX": prefix}
+    first, second = make_app(**config), make_app(**config)
+    body = {"seats": [{"name": "ann"}, {"name": "bob"}]}
+    try:
+        assert first.test_client().post("/api/games", json=body).status_code == 201
+        assert second.test_client().post("/api/games", json=body).status_code == 201
+        assert_problem(first.test_client().post("/api/games", json=body), 429)
+        assert_problem(second.test_client().post("/api/games", json=body), 429)
+    finally:
+        store = redis.Redis.from_url(REDIS_URL)
+        for key in store.scan_iter(f"*{prefix}*"):
+            store.delete(key)
 
 
 def test_docs_page_and_health(client: object) -> None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import requests
 
 from dos_server.extensions import db
 from dos_server.models import EventRow, SeatRow
-from testkit import ROOT, SECRET, build_app, dispose, free_port
+from testkit import ROOT, SECRET, build_app, dispose, free_port, race
 
 BIN = Path(sys.executable).parent
 
@@ -65,28 +64,6 @@ def live(db_url: str, tmp_path: Path) -> Iterator[Live]:
         process.terminate()
         process.wait(timeout=20)
     assert "Traceback" not in log.read_text(), log.read_text()[-5000:]
-
-
-def race(count: int, send: Callable[[int], requests.Response]) -> list[requests.Response]:
-    """``count`` requests released at once from their own threads."""
-    barrier = threading.Barrier(count)
-    results: list[Any] = [None] * count
-
-    def run(index: int) -> None:
-        barrier.wait(15)
-        try:
-            results[index] = send(index)
-        except Exception as error:  # shown by the assertion below
-            results[index] = error
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(90)
-    assert all(isinstance(r, requests.Response) for r in results), results
-    assert all(r.status_code < 500 for r in results), [r.text for r in results]
-    return results
 
 
 def statuses(results: list[requests.Response]) -> Counter[int]:

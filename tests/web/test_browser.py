@@ -1,7 +1,9 @@
 """The pages in a real browser: Playwright driving the operating system's Chromium against the
-app under a real (threaded werkzeug) server on SQLite. Few tests, each a whole story:
-sign in from an email link and play a game to its end, live updates, a stale page, spectators,
-creating and joining, resigning, a phone-sized screen, CSRF, and an axe-core audit.
+app under a real (threaded werkzeug) server, on SQLite and, for the main stories, on
+PostgreSQL too when TEST_DATABASE_URL is set. Few tests, each a whole story: a game created,
+joined and played to its end in browsers only, sign in from an email link and play, live
+updates, a stale page, spectators, creating and joining, resigning, a phone-sized screen,
+CSRF, and an axe-core audit.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import shutil
 import subprocess
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,9 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 from web_helpers import api_game, api_view, join_api, signin_link
 
-from testkit import build_app, dispose, serving
+from testkit import ROOT, backend, build_app, db_url, dispose, serving
+
+__all__ = ["backend", "db_url"]  # the database fixtures, for ``any_site``
 
 CHROMIUM = os.environ.get("DOS_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -57,16 +61,28 @@ class Site:
         return signin_link(self.app, game_id, seat)
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
-    app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}", WEB_WAIT_SECONDS=5,
-                    WEB_WAIT_POLL_SECONDS=0.1)
+def _site(url: str) -> Iterator[Site]:
+    # Short long-polls: leaving waits for the ones still running (``finish_requests``).
+    app = build_app(url, WEB_WAIT_SECONDS=2, WEB_WAIT_POLL_SECONDS=0.1)
     try:
-        with serving(app) as base:
+        with serving(app, finish_requests=True) as base:
             app.config["PUBLIC_URL"] = base
             yield Site(app, base, app.test_client())
     finally:
         dispose(app)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site]:
+    """The app on SQLite."""
+    yield from _site(f"sqlite:///{tmp_path / 'dos.sqlite3'}")
+
+
+@pytest.fixture
+def any_site(db_url: str) -> Iterator[Site]:
+    """The app on SQLite and, with TEST_DATABASE_URL, on PostgreSQL (where live updates are
+    woken by LISTEN/NOTIFY): for the main stories."""
+    yield from _site(db_url)
 
 
 def new_page(browser: Browser, **options: Any) -> Page:
@@ -91,7 +107,8 @@ def version(page: Page) -> int:
 
 
 def test_email_link_signs_in_and_a_whole_game_is_played_in_browsers(
-        browser: Browser, site: Site) -> None:
+        browser: Browser, any_site: Site) -> None:
+    site = any_site
     game_id, tokens = site.game([{"name": "alice"}, {"name": "bob"}, {"bot": "greedy"}],
                                 target_score=1)
     pages = [new_page(browser), new_page(browser)]
@@ -134,7 +151,8 @@ def open_page(page: Page, url: str) -> None:
             page.goto(url)
             return
         except PlaywrightError as error:
-            if "interrupted by another navigation" not in str(error) or attempt == 4:
+            if attempt == 4 or not any(why in str(error) for why in (
+                    "interrupted by another navigation", "net::ERR_ABORTED")):
                 raise
 
 
@@ -152,7 +170,8 @@ def test_spectator_sees_no_hand(browser: Browser, site: Site) -> None:
     page.context.close()
 
 
-def test_a_move_updates_the_other_seats_page_by_itself(browser: Browser, site: Site) -> None:
+def test_a_move_updates_the_other_seats_page_by_itself(browser: Browser, any_site: Site) -> None:
+    site = any_site
     game_id, _ = site.game([{"name": "alice"}, {"name": "bob"}])
     pages = [new_page(browser), new_page(browser)]
     for seat, (page, name) in enumerate(zip(pages, ["alice", "bob"], strict=True)):
@@ -168,7 +187,9 @@ def test_a_move_updates_the_other_seats_page_by_itself(browser: Browser, site: S
         page.context.close()
 
 
-def test_a_stale_page_plays_nothing_and_shows_the_new_table(browser: Browser, site: Site) -> None:
+def test_a_stale_page_plays_nothing_and_shows_the_new_table(browser: Browser,
+                                                             any_site: Site) -> None:
+    site = any_site
     game_id, tokens = site.game([{"name": "alice"}, {"name": "bob"}])
     current = site.view(game_id)["view"]["current"]
     name = ["alice", "bob"][current]
@@ -189,18 +210,26 @@ def test_a_stale_page_plays_nothing_and_shows_the_new_table(browser: Browser, si
     page.context.close()
 
 
-def test_create_invite_join_and_start_in_browsers(browser: Browser, site: Site) -> None:
-    host = new_page(browser)
+def create_in_lobby(host: Page, site: Site, target: str, more: Callable[[], Any]) -> str:
+    """alice creates a game with bob from the home page (``more`` fills in other fields);
+    returns bob's invite link, from the host page."""
     host.goto(site.base)
     host.get_by_role("link", name="Create a game").click()
     host.get_by_label("Name").nth(0).fill("alice")
     host.get_by_label("Name").nth(1).fill("bob")
-    host.locator("#seat2_kind").select_option("open")
-    host.get_by_label("Play to (points)").fill("50")
+    host.get_by_label("Play to (points)").fill(target)
+    more()
     host.get_by_role("button", name="Create the game").click()
     expect(host.get_by_role("heading", name="host controls")).to_be_visible()
     invite = host.get_by_label("Invite for bob").input_value()
     assert invite.startswith(f"{site.base}/games/")
+    return invite
+
+
+def test_create_invite_join_and_start_in_browsers(browser: Browser, site: Site) -> None:
+    host = new_page(browser)
+    invite = create_in_lobby(host, site, "50", lambda: host.locator("#seat2_kind")
+                             .select_option("open"))
 
     bob = new_page(browser)
     bob.goto(invite)
@@ -214,9 +243,63 @@ def test_create_invite_join_and_start_in_browsers(browser: Browser, site: Site) 
     expect(host.get_by_text("alice (you)")).to_be_visible()
     game_id = host.url.rsplit("/", 1)[1]
     assert site.view(game_id)["status"] == "active"
-    bob.reload()
-    expect(bob.locator("#hand .card")).to_have_count(7)
+    expect(bob.locator("#hand .card")).to_have_count(7, timeout=15_000)  # dealt: live update
     for page in (host, bob):
+        page.context.close()
+
+
+def test_a_whole_game_created_joined_and_played_in_browsers_only(
+        browser: Browser, any_site: Site, tmp_path: Path) -> None:
+    """What the README shows: alice creates a game in the lobby, bob joins by the invite link
+    in another browser, both play to the end by pressing move buttons, and both see the game
+    over with its record. Nothing but the pages is used until the final checks. With
+    ``UPDATE_SCREENSHOTS=1`` the README's screenshot (the table at 1280 px) is written again."""
+    site = any_site
+    desktop = {"viewport": {"width": 1280, "height": 900}}
+    alice = new_page(browser, **desktop)
+    invite = create_in_lobby(alice, site, "10", lambda: alice.get_by_label(
+        "A turn whose time ran out is played by").select_option("greedy"))
+    alice.get_by_role("link", name="Open the table").click()
+
+    bob = new_page(browser, **desktop)
+    bob.goto(invite)
+    assert "invite" not in bob.url
+    bob.get_by_role("button", name="Join as bob").click()
+    expect(bob.get_by_text("bob (you)")).to_be_visible()
+    table = bob.url
+    shot = tmp_path / "web-table.png"
+    open_page(alice, table)
+    for turns in range(400):
+        if alice.get_by_role("heading", name="Final scores").count():
+            break
+        mover = alice if alice.get_by_role("heading", name="Your moves").count() else bob
+        expect(mover.get_by_role("heading", name="Your moves")).to_be_visible()
+        if mover is alice and turns >= 2 and not shot.exists():
+            alice.screenshot(path=str(shot), full_page=True)  # a turn in the first round
+        before = version(mover)
+        mover.locator("button.move").first.click()
+        expect(mover.locator("body")).not_to_have_attribute("data-version", str(before))
+        now = str(version(mover))
+        for page in (alice, bob):  # the other page updates by itself
+            expect(page.locator("body")).to_have_attribute("data-version", now, timeout=15_000)
+    else:
+        pytest.fail("the game did not end")
+    for page in (alice, bob):
+        expect(page.locator("#status")).to_contain_text("Game over")
+        expect(page.get_by_role("heading", name="Final scores")).to_be_visible()
+        expect(page.get_by_text("commitments verified")).to_be_visible()
+    bob.get_by_role("link", name="The game's record").click()
+    expect(bob.get_by_role("heading", name="Fairness check")).to_be_visible()
+    game_id = table.rsplit("/", 1)[1]
+    body = site.view(game_id)
+    assert body["status"] == "finished"
+    assert max(body["view"]["scores"]) >= 10
+    expect(bob.get_by_text(site.api.get(f"/api/games/{game_id}/record").get_json()["seed"])
+           ).to_be_visible()
+    assert shot.stat().st_size > 0
+    if os.environ.get("UPDATE_SCREENSHOTS"):
+        shutil.copyfile(shot, ROOT / "docs" / "web-table.png")
+    for page in (alice, bob):
         page.context.close()
 
 
@@ -267,7 +350,8 @@ def test_a_post_without_the_csrf_token_is_refused(browser: Browser, site: Site) 
 def axe_script(tmp_path_factory: pytest.TempPathFactory) -> str:
     """axe-core from the npm registry (npm's cache keeps it after the first run)."""
     folder = tmp_path_factory.mktemp("axe")
-    subprocess.run(["npm", "pack", f"axe-core@{AXE_VERSION}", "--silent", "--pack-destination",
+    subprocess.run(["npm", "pack", f"axe-core@{AXE_VERSION}", "--silent", "--prefer-offline",
+                    "--pack-destination",
                     str(folder)], check=True, capture_output=True, timeout=180)
     (tarball,) = folder.glob("axe-core-*.tgz")
     with tarfile.open(tarball) as archive:
@@ -282,7 +366,9 @@ def test_no_serious_accessibility_violations(browser: Browser, site: Site, axe_s
     sign_in(signed_in, site, game_id, 0, "alice")
     stranger = new_page(browser, bypass_csp=True)
     for page, path in ((signed_in, f"/games/{game_id}"), (signed_in, f"/games/{game_id}/settings"),
-                       (stranger, f"/games/{game_id}"), (stranger, "/new"), (stranger, "/")):
+                       (stranger, f"/games/{game_id}"), (stranger, "/new"), (stranger, "/"),
+                       (stranger, f"/games/{game_id}/record"),
+                       (stranger, f"/games/{game_id}?token=expired-or-garbage")):
         page.goto(site.base + path)
         page.add_script_tag(content=axe_script)
         violations = page.evaluate("async () => (await axe.run()).violations.map("

@@ -122,31 +122,6 @@ def test_player_token_can_be_pasted(table: Table) -> None:
     assert "alice (you)" in browser.get(f"/games/{table.game_id}").get_data(as_text=True)
 
 
-def test_bad_expired_and_revoked_links_get_a_friendly_page(table: Table, make_app: Any) -> None:
-    browser = table.app.test_client()
-    browser.get(f"/games/{table.game_id}?token=not-a-token")
-    page = browser.get(f"/games/{table.game_id}/signin")
-    assert page.status_code == 401
-    html = page.get_data(as_text=True)
-    assert "not a valid" in html
-    assert 'name="token"' in html
-
-    link = path_of(signin_link(table.app, table.game_id, 0))
-    expired = make_app(WEB_SIGNIN_MAX_AGE_DAYS=-1).test_client()
-    expired.get(link)
-    page = expired.get(f"/games/{table.game_id}/signin")
-    assert page.status_code == 401
-    assert "expired" in page.get_data(as_text=True)
-
-    post(table.browsers[0], f"/games/{table.game_id}/settings/token",
-         page=f"/games/{table.game_id}/settings")
-    revoked = table.app.test_client()
-    revoked.get(link)
-    page = revoked.get(f"/games/{table.game_id}/signin")
-    assert page.status_code == 401
-    assert "revoked" in page.get_data(as_text=True)
-
-
 def test_sign_out_forgets_the_seat(table: Table) -> None:
     browser = table.browsers[0]
     response = post(browser, f"/games/{table.game_id}/signout")
@@ -322,7 +297,12 @@ def test_a_whole_game_to_the_game_over_page(app: Flask) -> None:
     assert "commitments verified" in html
     record = api.get(f"/api/games/{game_id}/record").get_json()
     assert record["seed"] in html
-    assert f'href="/api/games/{game_id}/record"' in html
+    assert "/api/" not in html  # the record link opens the record page
+    record_page = browser.get(f"/games/{game_id}/record").get_data(as_text=True)
+    assert record["seed"] in record_page
+    assert "commitments verified" in record_page
+    assert "Final scores" in record_page
+    assert 'id="hand"' not in record_page
     rematch = browser.post(f"/games/{game_id}/rematch", data={"csrf": csrf_of(page)})
     assert rematch.status_code == 303
     new_id = rematch.headers["Location"].split("/")[2]
@@ -428,6 +408,77 @@ def test_host_starts_with_the_seats_filled_so_far_or_cancels(app: Flask) -> None
     assert api_view(host, game_id)["status"] == "active"  # the open seat gone: all named
 
 
+def test_the_lobby_offers_everything_the_api_does(app: Flask) -> None:
+    """Every field of the API's CreateGameIn (and of each seat) is on the form."""
+    from dos_server.schemas import CreateGameIn, OptionsIn, SeatIn
+    from dos_server.services.lobby import BOT_STRATEGIES
+
+    host = app.test_client()
+    form = host.get("/new").get_data(as_text=True)
+    names = set(re.findall(r'name="([^"]+)"', form))
+    fields = {*CreateGameIn().fields, *OptionsIn().fields} - {"seats", "options"}
+    assert fields <= names, fields - names
+    seat_fields = {"name": "name", "email": "email", "webhook_url": "webhook", "bot": "kind"}
+    assert set(SeatIn().fields) == set(seat_fields)
+    assert {f"seat{i}_{seat_fields[f]}" for f in seat_fields for i in range(4)} <= names
+    for bot in BOT_STRATEGIES:
+        assert f'<option value="{bot}"' in form
+    response = post(host, "/new", create_form(
+        timeout_policy="greedy", forfeit_after="3", vacation_days="5", turn_time_limit="3600",
+        seat2_kind="search-2", seat1_webhook="http://127.0.0.1:9/hook",
+        title=" Friday  cards "), page="/new")
+    assert response.status_code == 303, response.get_data(as_text=True)
+    game_id = response.headers["Location"].split("/")[2]
+    assert clock_of(app, game_id) == ("greedy", 3, 5, 3600)
+    assert api_view(host, game_id)["seats"][2]["bot"] == "search-2"
+    assert api_view(host, game_id)["title"] == "Friday cards"
+    heading = f"Friday cards ({game_id}): host controls"
+    assert heading in host.get(f"/games/{game_id}/host").get_data(as_text=True)
+    never = post(host, "/new", create_form(forfeit_after=""), page="/new")
+    assert clock_of(app, never.headers["Location"].split("/")[2])[1] is None
+
+
+def clock_of(app: Flask, game_id: str) -> tuple[str, int | None, int, int | None]:
+    """The game's stored clock rules (the API's game body does not show them all)."""
+    from dos_server.extensions import db
+    from dos_server.models import GameRow
+
+    with app.app_context():
+        game = db.session.get(GameRow, game_id)
+        assert game is not None
+        rules = (game.timeout_policy, game.forfeit_after, game.vacation_days,
+                 game.turn_time_limit)
+        db.session.remove()
+    return rules
+
+
+@pytest.mark.parametrize(("fields", "words"), [
+    ({"forfeit_after": "0"}, "forfeit after"),
+    ({"forfeit_after": "often"}, "forfeit after"),
+    ({"vacation_days": "61"}, "vacation days"),
+    ({"vacation_days": ""}, "vacation days"),
+    ({"timeout_policy": "a-friend"}, "timeout policy"),
+    ({"seat1_webhook": "ftp://example.org/x"}, "webhook"),
+    ({"seat1_kind": "genius"}, "choose a person, a bot"),
+])
+def test_bad_clock_fields_are_shown_on_the_form_with_the_values_kept(
+        app: Flask, fields: dict[str, str], words: str) -> None:
+    browser = app.test_client()
+    form = create_form(**{"seat0_email": "ann@example.org", "vacation_days": "7",
+                          "forfeit_after": "2", "turn_time_limit": "21600",
+                          "seat1_webhook": "http://x.test/h", **fields})
+    response = post(browser, "/new", form, page="/new")
+    text = response.get_data(as_text=True)
+    assert response.status_code == 422, text
+    assert words in text.lower()
+    assert 'role="alert"' in text
+    for name in ("seat0_name", "seat0_email", "seat1_webhook", "forfeit_after", "vacation_days"):
+        if form[name]:
+            assert f'name="{name}"' in text
+            assert f'value="{form[name]}"' in text, name
+    assert '<option value="21600" selected>' in text
+
+
 @pytest.mark.parametrize(("fields", "words"), [
     ({"seat0_name": ""}, "give the person a name"),
     ({"seat1_kind": "none", "seat2_kind": "none"}, "seats"),
@@ -445,15 +496,6 @@ def test_a_bad_create_form_says_why_and_creates_nothing(
     response = post(browser, "/new", create_form(**fields), page="/new")
     assert response.status_code == 422, response.get_data(as_text=True)
     assert words in response.get_data(as_text=True).lower()
-
-
-def test_a_bad_invite_gets_a_friendly_page(table: Table) -> None:
-    browser = table.app.test_client()
-    browser.get(f"/games/{table.game_id}/join?invite=garbage")
-    page = browser.get(f"/games/{table.game_id}/join")
-    assert page.status_code == 401
-    assert "not a valid invite" in page.get_data(as_text=True)
-    assert post(browser, f"/games/{table.game_id}/join").status_code == 400
 
 
 # -- settings --------------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from flask import current_app, request
+from flask import Response, current_app, request
 from flask.views import MethodView
 
 from dos_server.api import pages
@@ -18,7 +19,7 @@ from dos_server.schemas import (
     NotificationsIn,
     VacationIn,
 )
-from dos_server.services import access, lobby, notify, play, read
+from dos_server.services import access, lobby, notify, play, read, watch
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
                 description="Create, join and play games")
@@ -32,10 +33,32 @@ def _bearer() -> str | None:
     return None
 
 
+ETAG_HEADER = {"ETag": {"description": "a weak tag of this answer for this viewer; send it in "
+                               "If-None-Match to get 304 while it holds",
+                               "schema": {"type": "string"}}}
+
+
 def _viewer(game_id: str) -> tuple[Any, access.Viewer]:
     """For reads: the game and who asks. Writes authenticate under the game's lock instead."""
     game = access.get_game(game_id)
     return game, access.authenticate(game, _bearer())
+
+
+def _conditional(game_id: str, etag: Callable[[Any, access.Viewer], str],
+                 body: Callable[[Any, access.Viewer], dict[str, Any]]) -> Any:
+    """A read that answers ``304 Not Modified`` when ``If-None-Match`` holds its current tag.
+
+    One statement reads the game's row and seats (``access.read_game``); the token is checked
+    against them before any answer, so a revoked token gets its 401, never a 304. The tag comes
+    from the version and seat rows: a 304 never decodes the state.
+    """
+    game = access.read_game(game_id)
+    viewer = access.authenticate(game, _bearer())
+    tag = etag(game, viewer)
+    headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
+    if request.if_none_match.contains_weak(tag):
+        return Response(status=304, headers=headers)
+    return body(game, viewer), headers
 
 
 @blp.route("")
@@ -50,19 +73,23 @@ class Games(MethodView):
         seats = [lobby.SeatSpec(**seat) for seat in body["seats"]]
         return lobby.create_game(seats, body.get("options", {}), body.get("turn_time_limit"),
                                    body["timeout_policy"], body.get("forfeit_after"),
-                                   body["vacation_days"])
+                                   body["vacation_days"], body.get("title"))
 
 
 @blp.route("/<game_id>")
 class GameView(MethodView):
-    @blp.response(200)
+    @blp.response(200, headers=ETAG_HEADER)
+    @blp.alt_response(304, description="not modified: If-None-Match holds the current ETag")
     @blp.alt_response(401, description="bad, expired or revoked token")
     @blp.alt_response(403, description="token for another game or seat")
     @blp.alt_response(404, description="no such game")
-    def get(self, game_id: str) -> dict[str, Any]:
-        """The game as your token's seat sees it (no token: as a spectator)."""
-        game, viewer = _viewer(game_id)
-        return read.game_body(game, viewer)
+    def get(self, game_id: str) -> Any:
+        """The game as your token's seat sees it (no token: as a spectator).
+
+        The answer has a weak ``ETag`` (it differs per seat, host and spectator); send it back
+        in ``If-None-Match`` to get ``304 Not Modified`` while nothing you can see changed.
+        """
+        return _conditional(game_id, read.game_etag, read.game_body)
 
 
 @blp.route("/<game_id>/join")
@@ -95,15 +122,19 @@ class Start(MethodView):
 
 @blp.route("/<game_id>/actions")
 class Actions(MethodView):
-    @blp.response(200)
+    @blp.response(200, headers=ETAG_HEADER)
+    @blp.alt_response(304, description="not modified: If-None-Match holds the current ETag")
     @blp.alt_response(401, description="bad, expired or revoked token")
     @blp.alt_response(403, description="not a player of this game")
     @blp.alt_response(404, description="no such game")
     @blp.alt_response(409, description="game not started")
-    def get(self, game_id: str) -> dict[str, Any]:
-        """Your legal actions, numbered, with notation and a description."""
-        game, viewer = _viewer(game_id)  # a host token: 403 from the service
-        return read.legal_actions_body(game, viewer)
+    def get(self, game_id: str) -> Any:
+        """Your legal actions, numbered, with notation and a description.
+
+        With a weak ``ETag`` like the game's: ``If-None-Match`` gets ``304`` until it changes.
+        """
+        # A host token or a spectator gets its 403 before any tag is compared.
+        return _conditional(game_id, read.actions_etag, read.legal_actions_body)
 
     @blp.arguments(ActionsIn)
     @blp.response(200)
@@ -129,9 +160,22 @@ class History(MethodView):
     @blp.alt_response(403, description="token for another game")
     @blp.alt_response(404, description="no such game")
     def get(self, query: dict[str, Any], game_id: str) -> dict[str, Any]:
-        """The game's history, oldest first, redacted for you (nobody sees others' draws)."""
-        game, viewer = _viewer(game_id)
-        return read.history_body(game, viewer, query["after"], query["limit"])
+        """The game's history, oldest first, redacted for you (nobody sees others' draws).
+
+        Events after `after` (a `seq`), at most `limit`; `next_after` is the `after` of the next
+        page and `last` the newest event's `seq` in the game. With `wait` (seconds, up to 60)
+        this is a long-poll: when there is no event after `after` yet, the answer comes as soon
+        as one is committed, or after `wait` seconds with an empty list. To follow a game,
+        ask again with `after` = `next_after` (no need to poll in between).
+        """
+
+        def look() -> dict[str, Any]:
+            game, viewer = _viewer(game_id)
+            body = read.history_body(game, viewer, query["after"], query["limit"])
+            body["last"] = game.next_seq - 1
+            return body
+
+        return watch.wait_until(game_id, look, lambda body: bool(body["events"]), query["wait"])
 
 
 @blp.route("/<game_id>/record")

@@ -49,21 +49,39 @@ def _same_origin() -> bool:
 @blp.route("/signin/<token>")
 class SignIn(MethodView):
     @blp.response(200, content_type="text/html")
+    @blp.alt_response(400, description="not a sign-in link of this server (an HTML page "
+                      "that offers a fresh link)", content_type="text/html")
+    @blp.alt_response(410, description="the link expired (an HTML page that offers a fresh "
+                      "link)", content_type="text/html")
     def get(self, token: str) -> Response:
         """A page with a button that signs this browser in (the link works once)."""
+        from dos_server.web.mailed import account_link_problem
+
+        bad = account_link_problem(token)  # garbage or expired: the page offers a fresh link
+        if bad is not None:
+            return bad
         action = html.escape(url_for("signin.SignIn", token=token))
         return _page(f'<form method="post" action="{action}"><p>Sign in to DOS by mail in '
                      'this browser?</p><button type="submit">Sign in</button></form>')
 
     @blp.response(200, content_type="text/html")
-    @blp.alt_response(401, description="the link was used already, or expired")
+    @blp.alt_response(400, description="not a sign-in link of this server (an HTML page "
+                      "that offers a fresh link)", content_type="text/html")
+    @blp.alt_response(410, description="the link was used already, or expired (an HTML page "
+                      "that offers a fresh link)", content_type="text/html")
     @blp.alt_response(403, description="posted from another site")
     def post(self, token: str) -> Response:
         """Sign this browser in: an account session, kept in the session cookie."""
         if not _same_origin():
             raise Problem(403, "cross-site", "Cross-site request",
                           "sign in from the page the email's link opens")
-        signed = account.verify_link(token, request.headers.get("User-Agent"), kind="browser")
+        try:
+            signed = account.verify_link(token, request.headers.get("User-Agent"),
+                                         kind="browser")
+        except Problem as problem:
+            from dos_server.web.mailed import bad_link
+
+            return bad_link(problem)  # used, expired or garbage: offers a fresh link
         session[SESSION_KEY] = signed["account_token"]
         home = "/me" if any(rule.rule == "/me" for rule in current_app.url_map.iter_rules()) \
             else "/api/me/games"

@@ -61,11 +61,17 @@ def opponents(payload: Mapping[str, Any]) -> list[str]:
     return [name for index, name in enumerate(payload["names"]) if index != payload["seat"]]
 
 
+def game_label(payload: Mapping[str, Any]) -> str:
+    """How emails name the game: its title and id when the host gave one, else its id."""
+    title = payload.get("game_title")
+    return f"{title} ({payload['game_id']})" if title else str(payload["game_id"])
+
+
 def subject(payload: Mapping[str, Any]) -> str:
     event = payload["event"]
     data = payload.get("data") or {}
     names = payload["names"]
-    title = f"DOS {payload.get('title') or payload['game_id']}"
+    title = f"DOS {game_label(payload)}"
     versus = f" (vs {', '.join(opponents(payload))})"
     if event == "your_turn":
         return f"{title}: your turn{versus}"
@@ -158,9 +164,9 @@ def _summary(payload: Mapping[str, Any]) -> list[str]:
     names = payload["names"]
     view = payload.get("view")
     if event == "your_turn":
-        return [f"It is your turn in DOS game {payload['game_id']}."]
+        return [f"It is your turn in DOS game {game_label(payload)}."]
     if event == "reminder":
-        return [f"Your turn in DOS game {payload['game_id']} is still waiting: it ends at "
+        return [f"Your turn in DOS game {game_label(payload)} is still waiting: it ends at "
                 f"{_when(payload.get('deadline'))}, then the {data.get('policy') or 'timeout'} "
                 "bot plays it for you."]
     if event == "timed_out":
@@ -309,8 +315,14 @@ def text_body(payload: Mapping[str, Any]) -> str:
     if event != "invited":
         lines.append(f"All your games: {all_games_url()}")
     if payload.get("unsubscribe"):
-        lines.append(f"Stop these emails: {payload['unsubscribe']}")
+        lines.append(f"Stop these emails: {stop_link(payload)}")
     return "\n".join(lines) + "\n"
+
+
+def stop_link(payload: Mapping[str, Any]) -> str:
+    """The unsubscribe link a person clicks: the page (rows queued before it existed carry
+    only the API's one-click link, which shows a page in a browser too)."""
+    return str(payload.get("unsubscribe_page") or payload["unsubscribe"])
 
 
 def all_games_url() -> str:
@@ -421,7 +433,7 @@ def html_body(payload: Mapping[str, Any]) -> str:
         footer.append(f"See the game: <code>dos-client show {html.escape(payload['game_id'])}"
                       "</code>")
     if payload.get("unsubscribe"):
-        footer.append(f"<a href=\"{html.escape(payload['unsubscribe'])}\">Stop these emails</a>")
+        footer.append(f"<a href=\"{html.escape(stop_link(payload))}\">Stop these emails</a>")
     if footer:
         parts.append("<p style=\"font-size:smaller\">" + " · ".join(footer) + "</p>")
     return ("<!doctype html><html><head><meta charset=\"utf-8\">"
@@ -533,10 +545,12 @@ def _build_digest(payload: dict[str, Any], message_id: str) -> EmailMessage:
         deadline = f" (your turn ends at {_when(game['deadline'])})" if game.get("deadline") \
             else ""
         versus = f" vs {', '.join(game['opponents'])}" if game.get("opponents") else ""
-        lines += [f"- game {game['id']} as {game['name']}{versus}{deadline}",
-                  f"  see your moves: dos-client moves {game['id']}",
+        label = game_label({"game_id": game["id"], "game_title": game.get("game_title")})
+        lines += [f"- game {label} as {game['name']}{versus}{deadline}",
+                  *([f"  open your table: {game['table']}"] if game.get("table") else []),
+                  f"  or see your moves: dos-client moves {game['id']}",
                   f"  then play one:  {game['line']}",
-                  f"  stop emails for this game: {game['unsubscribe']}", ""]
+                  f"  stop emails for this game: {stop_link(game)}", ""]
     lines.append(f"All your games (sign in with this address): {all_games_url()}")
     text = "\n".join(lines) + "\n"
     message.set_content(text)

@@ -7,6 +7,7 @@ import os
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from flask import current_app
@@ -33,6 +34,31 @@ def _session(allow_private: bool) -> requests.Session:
     return _SESSIONS[key]
 
 
+def shown_url(target: str) -> str:
+    """``target`` as errors and logs may show it: its origin only.
+
+    Many webhook URLs carry their secret in the path or query (Slack, Discord, ...), and
+    errors end up in log lines and in rows an operator reads.
+    """
+    try:
+        parts = urlsplit(target)
+        origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+    except ValueError:
+        return "<unparseable URL>"
+    return origin + ("/…" if parts.path.strip("/") or parts.query else "")
+
+
+def _scrubbed(error: Exception, target: str) -> str:
+    """The error's text without the URL's path and query (requests quotes them)."""
+    text = str(error)
+    parts = urlsplit(target)
+    tail = parts.path + (f"?{parts.query}" if parts.query else "")
+    for secret in (target, tail, parts.path, parts.query):  # longest first
+        if secret.strip("/"):
+            text = text.replace(secret, "/…")
+    return text
+
+
 def body_of(payload: dict[str, Any]) -> str:
     public = {k: v for k, v in payload.items() if k != "secret"}
     return json.dumps(public, separators=(",", ":"), sort_keys=True)
@@ -52,7 +78,8 @@ def send(target: str, payload: dict[str, Any], message_id: str,
     try:
         netguard.split_url(target)
     except netguard.UnsafeUrl as error:
-        raise DeliveryError(f"refused {target}: {error}", permanent=True) from None
+        raise DeliveryError(f"refused {shown_url(target)}: {_scrubbed(error, target)}",
+                            permanent=True) from None
     body = body_of(payload)
     now = datetime.now(UTC)
     signature = Webhook(payload["secret"]).sign(message_id, now, body)
@@ -68,15 +95,17 @@ def send(target: str, payload: dict[str, Any], message_id: str,
             target, data=body.encode(), headers=headers,
             timeout=timeout, allow_redirects=False)
     except netguard.UnsafeUrl as error:
-        raise DeliveryError(f"refused {target}: {error}", permanent=True) from None
+        raise DeliveryError(f"refused {shown_url(target)}: {_scrubbed(error, target)}",
+                            permanent=True) from None
     except requests.RequestException as error:
-        raise DeliveryError(f"POST {target}: {type(error).__name__}: {error}") from None
+        raise DeliveryError(f"POST {shown_url(target)}: {type(error).__name__}: "
+                            f"{_scrubbed(error, target)}") from None
     if 200 <= response.status_code < 300:
         return
     if response.status_code == 410:
-        raise DeliveryError(f"{target} answered 410 Gone: endpoint disabled", status=410,
+        raise DeliveryError(f"{shown_url(target)} answered 410 Gone: endpoint disabled", status=410,
                             permanent=True)
-    raise DeliveryError(f"{target} answered HTTP {response.status_code}",
+    raise DeliveryError(f"{shown_url(target)} answered HTTP {response.status_code}",
                         status=response.status_code,
                         retry_after=_retry_after(response.headers.get("Retry-After")))
 

@@ -1,17 +1,23 @@
 """Who is asking, and the game they ask about: loading, locking and authenticating.
 
 Read-only requests load the game with :func:`get_game` and authenticate with
-:func:`authenticate`. Writes call :func:`locked` inside their transaction, so that the game
-and its seats are read after the lock is held and the token is checked against those fresh
-rows (a token revoked by the request before them is refused).
+:func:`authenticate`; the hot API reads (a game, its legal actions) use :func:`read_game`, one
+Core statement outside the session. Writes call :func:`locked` inside their transaction, so
+that the game and its seats are read by the statement that takes the lock and the token is
+checked against those fresh rows (a token revoked by the request before them is refused).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import select
-from sqlalchemy.orm import joinedload
+from sqlalchemy import Connection, Text, bindparam, cast, select
+from sqlalchemy.orm import contains_eager, defer, joinedload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from dos_engine import Game
 from dos_server import tokens
@@ -29,14 +35,152 @@ class Viewer:
     host: bool = False
 
 
-def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
-    """The game with its seats; ``for_update`` locks its row first (the caller's transaction).
+class SeatLike(Protocol):
+    """What reading and authenticating need of a seat: a ``SeatRow`` or a :class:`SeatSnapshot`."""
 
-    The lock is taken by a statement of its own: on PostgreSQL a ``SELECT ... FOR UPDATE``
-    that waited for another writer re-reads only the locked row, so seats joined into that
-    same statement would be the ones from before the other writer's commit.
+    @property
+    def index(self) -> int: ...
+    @property
+    def public_id(self) -> str: ...
+    @property
+    def legacy_index(self) -> int | None: ...
+    @property
+    def token_version(self) -> int: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def bot(self) -> str | None: ...
+    @property
+    def claimed(self) -> bool: ...
+    @property
+    def resigned(self) -> bool: ...
+    @property
+    def vacation_until(self) -> datetime | None: ...
+
+
+S_co = TypeVar("S_co", bound=SeatLike, covariant=True)
+S = TypeVar("S", bound=SeatLike)
+
+
+class GameLike(Protocol[S_co]):
+    """What reading and authenticating need of a game: a ``GameRow`` or a :class:`GameSnapshot`."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def host_token_version(self) -> int: ...
+    @property
+    def options(self) -> dict[str, Any]: ...
+    @property
+    def state(self) -> dict[str, Any] | None: ...
+    @property
+    def turn_time_limit(self) -> int | None: ...
+    @property
+    def turn_deadline(self) -> datetime | None: ...
+    @property
+    def seats(self) -> Sequence[S_co]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSnapshot:
+    index: int
+    public_id: str
+    legacy_index: int | None
+    token_version: int
+    name: str | None
+    bot: str | None
+    claimed: bool
+    resigned: bool
+    vacation_until: datetime | None
+
+
+@dataclass(slots=True)
+class GameSnapshot:
+    """A game as one statement read it, for answering a read (nothing here is ever written).
+
+    The state is decoded from its JSON text on first use: a ``304 Not Modified`` never needs it.
+    """
+
+    id: str
+    title: str | None
+    status: str
+    version: int
+    host_token_version: int
+    options: dict[str, Any]
+    turn_time_limit: int | None
+    turn_deadline: datetime | None
+    seats: tuple[SeatSnapshot, ...]
+    state_text: str | None
+    _state: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def state(self) -> dict[str, Any] | None:
+        if self._state is None and self.state_text is not None:
+            self._state = json.loads(self.state_text)
+        return self._state
+
+
+_GAMES = GameRow.__table__
+_SEATS = SeatRow.__table__
+# One row per seat; the JSON columns come as text, decoded once (not once per seat row).
+_READ = (
+    select(_GAMES.c.id, _GAMES.c.title, _GAMES.c.status, _GAMES.c.version,
+           _GAMES.c.host_token_version,
+           cast(_GAMES.c.options, Text), _GAMES.c.turn_time_limit, _GAMES.c.turn_deadline,
+           cast(_GAMES.c.state, Text),
+           _SEATS.c.index, _SEATS.c.public_id, _SEATS.c.legacy_index, _SEATS.c.token_version,
+           _SEATS.c.name, _SEATS.c.bot, _SEATS.c.claimed, _SEATS.c.resigned,
+           _SEATS.c.vacation_until)
+    .select_from(_GAMES.outerjoin(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
+    .where(_GAMES.c.id == bindparam("game_id"))
+    .order_by(_SEATS.c.index)
+)  # built once: its SQL is compiled once and found in the cache by identity afterwards
+
+
+def read_game(game_id: str) -> GameSnapshot:
+    """The game and its seats for a read: one statement, on a connection of its own.
+
+    On PostgreSQL the connection is in autocommit: a lone SELECT is consistent by itself, and
+    it saves the BEGIN and ROLLBACK round trips of a transaction around it. The session is not
+    used, so nothing of this request's writes (it makes none) could be in it.
+    """
+    with _read_connection() as connection:
+        rows = connection.execute(_READ, {"game_id": game_id}).all()
+    if not rows:
+        raise _not_found(game_id)
+    first = rows[0]
+    seats = tuple(SeatSnapshot(*row[9:]) for row in rows if row[9] is not None)
+    options = json.loads(first[5]) if first[5] is not None else {}
+    return GameSnapshot(first[0], first[1], first[2], first[3], first[4], options, first[6],
+                        first[7], seats, first[8])
+
+
+def _read_connection() -> Connection:
+    connection = db.engine.connect()
+    if connection.dialect.name == "postgresql":
+        connection.execution_options(isolation_level="AUTOCOMMIT")
+    return connection
+
+
+def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
+    """The game with its seats; ``for_update`` locks it (the caller's transaction).
+
+    The lock is taken by the statement that reads the game and its seats, and it locks the
+    seat rows too: on PostgreSQL a ``SELECT ... FOR UPDATE`` that waited for another writer
+    re-reads the rows it locks at their newest version, so the seats are the ones the other
+    writer committed (seats joined but not locked would be the ones from before its commit).
     """
     if for_update:
+        locked_row = _lock_game(game_id)
+        if locked_row is not None:
+            return locked_row
+        # No such game, or one without seats: lock the game row alone, then read it.
         found = db.session.execute(
             select(GameRow.id).where(GameRow.id == game_id).with_for_update()
         ).scalar_one_or_none()
@@ -52,6 +196,29 @@ def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
     return row
 
 
+def _lock_game(game_id: str) -> GameRow | None:
+    """Lock and read the game and its seats in one statement; None if there is no such row.
+
+    The state comes as JSON text, decoded once (a joined row per seat would decode it once
+    per seat). None also for a game without seats (an inner join): the caller reads it then.
+    """
+    query = (
+        select(GameRow, cast(GameRow.state, Text))
+        .join(GameRow.seats)
+        .where(GameRow.id == game_id)
+        .order_by(SeatRow.index)
+        .options(contains_eager(GameRow.seats), defer(GameRow.state))
+        .with_for_update(of=[GameRow, SeatRow])
+        .execution_options(populate_existing=True)
+    )
+    rows = db.session.execute(query).unique().all()
+    if not rows:
+        return None
+    game, state_text = rows[0]
+    set_committed_value(game, "state", json.loads(state_text) if state_text else None)
+    return game
+
+
 def _not_found(game_id: str) -> Problem:
     return Problem(404, "game-not-found", "No such game",
                    f"there is no game {game_id!r} on this server; check the game id")
@@ -63,7 +230,8 @@ def locked(game_id: str, bearer: str | None, *, allow_host: bool = True) -> tupl
     return game, authenticate(game, bearer, allow_host=allow_host)
 
 
-def authenticate(game: GameRow, bearer: str | None, *, allow_host: bool = True) -> Viewer:
+def authenticate(game: GameLike[SeatLike], bearer: str | None, *,
+                 allow_host: bool = True) -> Viewer:
     """Map an ``Authorization: Bearer`` token to a viewer of this game (401/403 on failure)."""
     if not bearer:
         return Viewer()
@@ -93,7 +261,7 @@ def authenticate(game: GameRow, bearer: str | None, *, allow_host: bool = True) 
     return Viewer(seat=seat.index)
 
 
-def seat_named_by(game: GameRow, claims: tokens.TokenClaims) -> SeatRow:
+def seat_named_by(game: GameLike[S], claims: tokens.TokenClaims) -> S:
     """The seat a token names, by its identity (never by its position); 401 if it is gone."""
     seat = find_seat(game, claims.seat_id, claims.legacy_index)
     if seat is None:
@@ -102,7 +270,7 @@ def seat_named_by(game: GameRow, claims: tokens.TokenClaims) -> SeatRow:
     return seat
 
 
-def find_seat(game: GameRow, seat_id: str | None, legacy_index: int | None) -> SeatRow | None:
+def find_seat(game: GameLike[S], seat_id: str | None, legacy_index: int | None) -> S | None:
     """The seat with this public_id, or (tokens from before seat ids) this legacy index."""
     for seat in game.seats:
         if seat_id is not None and seat.public_id == seat_id:
@@ -124,7 +292,7 @@ def seat_token(purpose: str, game: GameRow, seat: SeatRow) -> str:
     return tokens.issue(purpose, game.id, seat.public_id, seat.token_version)
 
 
-def check_game(game: GameRow, token_game: str) -> None:
+def check_game(game: GameLike[SeatLike], token_game: str) -> None:
     if token_game != game.id:
         raise Problem(403, "wrong-game", "Token for another game",
                       f"this token belongs to game {token_game}, not to game {game.id}")
@@ -163,7 +331,7 @@ def require_seat_or_host(viewer: Viewer, index: int, doing: str) -> None:
                       f"only the host or the seat's own player can {doing}")
 
 
-def engine_state(game: GameRow) -> Game:
+def engine_state(game: GameLike[SeatLike]) -> Game:
     if game.state is None:
         raise Problem(409, "game-not-started", "Game not started",
                       "the game has not started yet: it starts when every seat is filled, "
@@ -172,6 +340,10 @@ def engine_state(game: GameRow) -> Game:
 
 
 __all__ = [
+    "GameLike",
+    "GameSnapshot",
+    "SeatLike",
+    "SeatSnapshot",
     "Viewer",
     "authenticate",
     "check_game",
@@ -179,6 +351,7 @@ __all__ = [
     "find_seat",
     "get_game",
     "locked",
+    "read_game",
     "require_host",
     "require_in_play",
     "require_player",

@@ -51,6 +51,7 @@ from dos_server.problems import Problem
 from dos_server.services import notify
 from dos_server.services.access import find_seat, get_game, seat_token
 from dos_server.validation import email_key
+from dos_server.web import links as web_links
 
 CODE_DIGITS = 8
 SESSION_ID = re.compile(r"[a-f0-9]{16}")
@@ -276,6 +277,7 @@ def _game_line(seat: SeatRow, game: GameRow) -> dict[str, Any]:
     current = (game.state or {}).get("current") if game.status == "active" else None
     return {
         "game_id": game.id,
+        "game_title": game.title,
         "seat": seat.index,
         "name": seat.name,
         "players": names,
@@ -365,12 +367,11 @@ def ask_confirmation(game: GameRow, seat: SeatRow) -> bool:
     key = email_key(seat.email)
     token = tokens.issue("confirm", game.id, seat.public_id, seat.token_version,
                          e=tokens.address_digest(key))
-    base = current_app.config["PUBLIC_URL"].rstrip("/")
     notify.add_row(game.id, [seat.index], "email", seat.email, "confirm_email",
                    f"confirm:{game.id}:{seat.public_id}:{secrets.token_hex(6)}",
                    {"event": "confirm_email", "game_id": game.id, "seat": seat.index,
                     "name": seat.name, "address": seat.email,
-                    "link": f"{base}/api/confirm-email/{token}"})
+                    "link": web_links.confirm_url(token)})
     return True
 
 

@@ -13,8 +13,9 @@ from dos_server.database import write_transaction
 from dos_server.delivery.email import play_line
 from dos_server.extensions import db
 from dos_server.models import DigestRow, GameRow, SeatRow, as_utc
-from dos_server.services.notify import add_row, unsubscribe_url
+from dos_server.services.notify import add_row, unsubscribe_urls
 from dos_server.tokens import unsubscribe_address
+from dos_server.web import links as web_links
 
 DIGEST_EVERY = timedelta(hours=24)
 
@@ -31,14 +32,18 @@ def send_digests(now: datetime) -> int:
     for seat, game in rows:
         if game.state is None or game.state.get("current") != seat.index:
             continue
+        unsubscribe, unsubscribe_page = unsubscribe_urls(game.id, seat.public_id)
         waiting.setdefault((seat.email or "").lower(), []).append({
             "id": game.id,
+            "game_title": game.title,
             "seat": seat.index,
             "name": seat.name,
             "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
             "opponents": [s.name or f"seat {s.index}" for s in game.seats if s is not seat],
             "line": play_line(game.id, "N", game.version),
-            "unsubscribe": unsubscribe_url(game.id, seat.public_id),
+            "table": web_links.signin_url(game, seat),  # one press opens the seat's table
+            "unsubscribe": unsubscribe,
+            "unsubscribe_page": unsubscribe_page,
             "unsubscribe_mailto": unsubscribe_address(game.id, seat.public_id),
         })
     db.session.rollback()

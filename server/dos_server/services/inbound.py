@@ -39,9 +39,9 @@ from dos_server import mailtext, tokens
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.mailtext import body_text, command_lines, html_to_text
-from dos_server.models import EventRow, GameRow, InboundMessageRow, SeatRow, utcnow
+from dos_server.models import GameRow, InboundMessageRow, SeatRow, utcnow
 from dos_server.problems import Problem
-from dos_server.services import access, notify, play, read
+from dos_server.services import access, archive, notify, play, read
 
 log = logging.getLogger("dos_server.inbound")
 
@@ -554,10 +554,7 @@ def _stale(game: GameRow, shown: int) -> Refusal:
 
 
 def _history(game: GameRow, seat: SeatRow) -> list[str]:
-    rows = db.session.execute(
-        select(EventRow).where(EventRow.game_id == game.id)
-        .order_by(EventRow.seq.desc()).limit(HISTORY_EVENTS)
-    ).scalars().all()
+    rows = archive.events_latest(game, HISTORY_EVENTS)
     names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
     out = [f"The last {len(rows)} events of game {game.id}:"]
     for row in reversed(rows):

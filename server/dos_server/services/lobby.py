@@ -60,7 +60,9 @@ def create_game(
     timeout_policy: str = "random",
     forfeit_after: int | None = None,
     vacation_days: int = 14,
+    title: str | None = None,
 ) -> dict[str, Any]:
+    """A new game in the lobby (or dealt, when every seat is named); ``title`` is clean."""
     if not 2 <= len(seats) <= 4:
         raise _invalid("a game has 2 to 4 seats (RULES.md 2.1)")
     if all(spec.bot for spec in seats):
@@ -82,6 +84,7 @@ def create_game(
     with write_transaction():
         game = GameRow(
             id=_new_id(),
+            title=title,
             status="waiting",
             version=1,
             options=parsed.to_dict(),

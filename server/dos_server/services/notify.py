@@ -16,12 +16,12 @@ from datetime import datetime
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import func, select
 
 from dos_engine import Game, redact
 from dos_server import tokens
 from dos_server.extensions import db
-from dos_server.models import EventRow, GameRow, NotificationRow, SeatRow, utcnow
+from dos_server.models import GameRow, NotificationRow, SeatRow, utcnow
+from dos_server.services import archive
 from dos_server.services.access import get_game, seat_named_by
 from dos_server.web import links as web_links
 
@@ -129,6 +129,7 @@ def enqueue(
         payload = {
             "type": f"game.{event}",
             "game_id": game.id,
+            "game_title": game.title,
             "seat": group[0].index if len(group) == 1 else None,
             "seats": [s.index for s in group],
             "version": game.version,
@@ -155,10 +156,11 @@ def add_row(game_id: str | None, seats: list[int], channel: str, target: str, ev
 def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
                   data: dict[str, Any]) -> dict[str, Any]:
     names = [s.name or f"seat {s.index}" for s in game.seats]
-    base = current_app.config["PUBLIC_URL"].rstrip("/")
+    unsubscribe, unsubscribe_page = unsubscribe_urls(game.id, seat.public_id)
     payload: dict[str, Any] = {
         "event": event,
         "game_id": game.id,
+        "game_title": game.title,
         "seat": seat.index,
         "name": seat.name,
         "names": names,
@@ -166,7 +168,8 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
         "links": links(game),
         "data": data,
-        "unsubscribe": unsubscribe_url(game.id, seat.public_id),
+        "unsubscribe": unsubscribe,  # List-Unsubscribe (RFC 8058 one-click POST, the API)
+        "unsubscribe_page": unsubscribe_page,  # the link in the body: a page with a button
         "unsubscribe_mailto": tokens.unsubscribe_address(game.id, seat.public_id),
         "view": None,
         "moves": [],
@@ -181,7 +184,7 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     payload["table"] = (web_links.join_url(game.id, invite) if event == "invited" and invite
                         else web_links.signin_url(game, seat))
     if event == "game_over":
-        payload["record"] = f"{base}/api/games/{game.id}/record"
+        payload["record"] = web_links.record_url(game.id)
     if state is not None:
         view = state.view(seat.index)
         payload["view"] = view.to_dict()
@@ -204,16 +207,11 @@ def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> li
 
     ``timed_out``: from the start of the seat's last timed-out turn (what was played for it).
     """
-    mark = select(func.max(EventRow.seq)).where(
-        EventRow.game_id == game.id, EventRow.seat == seat.index,
-        EventRow.kind == ("timed_out" if timed_out else "turn_ended"))
-    after = db.session.execute(mark).scalar_one_or_none() or 0
+    mark = archive.latest_of(game, "timed_out" if timed_out else "turn_ended", seat.index)
+    after = mark.seq if mark is not None else 0
     if timed_out:
         after -= 1
-    rows = db.session.execute(
-        select(EventRow).where(EventRow.game_id == game.id, EventRow.seq > after)
-        .order_by(EventRow.seq.desc()).limit(SINCE_LIMIT + 1)
-    ).scalars().all()
+    rows = archive.events_latest(game, SINCE_LIMIT + 1, after)
     names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
     lines = []
     for row in reversed(rows[:SINCE_LIMIT]):
@@ -282,10 +280,13 @@ def describe_event(event: Mapping[str, Any], names: Mapping[int, str], me: int) 
     return None
 
 
-def unsubscribe_url(game_id: str, seat_id: str) -> str:
-    """The seat's one-click unsubscribe link (``seat_id``: its public_id); never revoked."""
+def unsubscribe_urls(game_id: str, seat_id: str) -> tuple[str, str]:
+    """The seat's one-click unsubscribe link for List-Unsubscribe (the API) and the page a
+    person opens from the email's body, with one token (``seat_id``: its public_id); never
+    revoked."""
     base = current_app.config["PUBLIC_URL"].rstrip("/")
-    return f"{base}/api/unsubscribe/{tokens.issue('unsubscribe', game_id, seat_id, 1)}"
+    token = tokens.issue("unsubscribe", game_id, seat_id, 1)
+    return f"{base}/api/unsubscribe/{token}", web_links.unsubscribe_url(token)
 
 
 def new_address(game: GameRow, seat: SeatRow) -> None:
@@ -311,10 +312,7 @@ def describe_unsubscribe(token: str) -> dict[str, Any]:
 
 def round_result(game: GameRow, state: Game) -> dict[str, Any]:
     """The latest round's result: who went out, each hand's points, the scores."""
-    row = db.session.execute(
-        select(EventRow).where(EventRow.game_id == game.id, EventRow.kind == "round_over")
-        .order_by(EventRow.seq.desc()).limit(1)
-    ).scalar_one_or_none()
+    row = archive.latest_of(game, "round_over")
     data = dict(row.data) if row is not None else {}
     return {"scores": list(data.get("scores") or state.scores), "round": data.get("round"),
             "winner": row.seat if row is not None else None, "points": data.get("points"),

@@ -6,15 +6,18 @@ holds another seat's hand or the draw pile.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
-
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
-from dos_server.extensions import db
-from dos_server.models import EventRow, GameRow, as_utc, utcnow
+from dos_server.models import GameRow, as_utc, utcnow
 from dos_server.problems import Problem
+from dos_server.services import archive
 from dos_server.services.access import (
+    GameLike,
+    SeatLike,
     Viewer,
     engine_state,
     require_host,
@@ -22,12 +25,16 @@ from dos_server.services.access import (
     seat_of,
     seat_token,
 )
+from dos_server.services.archive import HistoryEvent
 
 
-def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[str, Any]:
+def game_body(game: GameLike[SeatLike], viewer: Viewer,
+              state: Game | None = None) -> dict[str, Any]:
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
+    now = utcnow()
     body: dict[str, Any] = {
         "id": game.id,
+        "title": game.title,
         "status": game.status,
         "version": game.version,
         "you": viewer.seat,
@@ -43,8 +50,7 @@ def game_body(game: GameRow, viewer: Viewer, state: Game | None = None) -> dict[
                 "claimed": seat.claimed,
                 "resigned": seat.resigned,
                 "open": seat.name is None,
-                "vacation_until": seat.vacation_until.isoformat()
-                if seat.vacation_until and as_utc(seat.vacation_until) > utcnow() else None,
+                "vacation_until": _shown_until(seat, now),
             }
             for seat in game.seats
         ],
@@ -92,7 +98,7 @@ def fairness_check(game: GameRow) -> dict[str, Any] | None:
             "verified": None if seed is None else all(r["ok"] for r in rounds)}
 
 
-def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
+def legal_actions_body(game: GameLike[SeatLike], viewer: Viewer) -> dict[str, Any]:
     seat = require_player(viewer, "list that seat's legal actions")
     state = engine_state(game)
     actions = state.legal_actions(seat) if game.status == "active" else []
@@ -108,13 +114,49 @@ def legal_actions_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
     }
 
 
+# -- entity tags: a client that has the current answer gets 304 Not Modified ------------------
+
+
+def game_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
+    """The tag of :func:`game_body` for ``viewer``, from the version and the seat rows alone.
+
+    Every change of the state bumps the version. What the body shows of the seats (names,
+    claims, resignations, a vacation still running) and the turn deadline can change without
+    it (a host's rotation unclaims a seat, a vacation ends), so they are in the tag as well.
+    The viewer is in it: a tag never matches another seat's (or the host's) answer.
+    """
+    now = utcnow()
+    seats = [[seat.index, seat.name, seat.bot, seat.claimed, seat.resigned,
+              _shown_until(seat, now)] for seat in game.seats]
+    deadline = game.turn_deadline.isoformat() if game.turn_deadline else None
+    return _tag("g", game, viewer, [game.status, deadline, viewer.host, seats])
+
+
+def actions_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
+    """The tag of :func:`legal_actions_body`: it changes only with the version and status.
+
+    Whoever would get a 403 or 409 from the body gets it here too, never a 304.
+    """
+    require_player(viewer, "list that seat's legal actions")
+    if game.status in ("waiting", "cancelled"):
+        engine_state(game)  # not started: 409
+    return _tag("a", game, viewer, [game.status])
+
+
+def _tag(kind: str, game: GameLike[SeatLike], viewer: Viewer, parts: list[Any]) -> str:
+    seat_id = next((s.public_id for s in game.seats if s.index == viewer.seat), None)
+    digest = hashlib.sha256(json.dumps([game.id, seat_id, *parts]).encode()).hexdigest()
+    return f"{kind}{game.version}-{digest[:20]}"
+
+
+def _shown_until(seat: SeatLike, now: datetime) -> str | None:
+    """A seat's vacation end as the game body shows it: only while it is still running."""
+    until = seat.vacation_until
+    return until.isoformat() if until is not None and as_utc(until) > now else None
+
+
 def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[str, Any]:
-    rows = db.session.execute(
-        select(EventRow)
-        .where(EventRow.game_id == game.id, EventRow.seq > after)
-        .order_by(EventRow.seq)
-        .limit(limit)
-    ).scalars().all()
+    rows = archive.events_after(game, after, limit)  # from the rows or the game's archive
     events = [event_out(row, viewer) for row in rows]
     return {
         "events": events,
@@ -125,10 +167,7 @@ def history_body(game: GameRow, viewer: Viewer, after: int, limit: int) -> dict[
 
 def recent_history_body(game: GameRow, viewer: Viewer, limit: int) -> dict[str, Any]:
     """The last ``limit`` events (oldest first), redacted for ``viewer``; ``last``: newest seq."""
-    rows = db.session.execute(
-        select(EventRow).where(EventRow.game_id == game.id)
-        .order_by(EventRow.seq.desc()).limit(limit)
-    ).scalars().all()
+    rows = archive.events_latest(game, limit)
     return {"events": [event_out(row, viewer) for row in reversed(rows)],
             "last": game.next_seq - 1}
 
@@ -173,7 +212,7 @@ def invites_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def event_out(row: EventRow, viewer: Viewer) -> dict[str, Any]:
+def event_out(row: HistoryEvent, viewer: Viewer) -> dict[str, Any]:
     shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data, "secret": row.secret},
                    viewer.seat)
     shown.update({"seq": row.seq, "version": row.version, "at": row.created_at.isoformat()})
@@ -185,15 +224,22 @@ def record_body(game: GameRow) -> dict[str, Any]:
         raise Problem(409, "game-not-finished", "Game not finished",
                       "a game's record (with its seed) is available once the game is over")
     state = Game.from_dict(game.state)
-    actions = db.session.execute(
-        select(EventRow.seat, EventRow.data)
-        .where(EventRow.game_id == game.id, EventRow.kind == "action")
-        .order_by(EventRow.seq)
-    ).all()
     record = GameRecord(state.players, state.seed, state.options,
-                        tuple((seat, data["action"]) for seat, data in actions))
+                        tuple(archive.action_list(game)))
     return record.to_dict()
 
 
-__all__ = ["event_out", "fairness", "fairness_check", "game_body", "history_body", "invites_body",
-           "legal_actions_body", "recent_history_body", "record_body", "seat_settings_body"]
+__all__ = [
+    "actions_etag",
+    "event_out",
+    "fairness",
+    "fairness_check",
+    "game_body",
+    "game_etag",
+    "history_body",
+    "invites_body",
+    "legal_actions_body",
+    "recent_history_body",
+    "record_body",
+    "seat_settings_body",
+]

@@ -28,7 +28,8 @@ def rematch(game_id: str, bearer: str | None) -> tuple[dict[str, Any], int | Non
     seats = [lobby.SeatSpec(name=None if seat.bot else seat.name, email=seat.email,
                             bot=seat.bot) for seat in game.seats]
     body = lobby.create_game(seats, dict(game.options), game.turn_time_limit,
-                             game.timeout_policy, game.forfeit_after, game.vacation_days)
+                             game.timeout_policy, game.forfeit_after, game.vacation_days,
+                             game.title)
     return body, viewer.seat
 
 

@@ -1,11 +1,19 @@
-"""Waiting for a game to change (the pages' live updates), without a connection per waiter.
+"""Waiting for a game to change (long-polls), without a database connection or a thread per waiter.
 
-A waiter reads the game's version in a short transaction, gives the connection back to the
-pool, and sleeps on an in-process event. On PostgreSQL every transaction that writes a game
-row sends ``NOTIFY dos_games, '<game id>'`` (delivered at commit; nothing on rollback), and
-one listener thread per process (one connection of its own, ``LISTEN dos_games``) wakes the
-waiters of that game. On SQLite, and as a backstop on PostgreSQL, waiters look again every
-``WEB_WAIT_POLL_SECONDS``.
+A waiter runs a short read (its connection goes back to the pool at once), then parks on an
+in-process event until the game changes or its time is up, and reads again when woken. Under
+gunicorn's gevent workers (``dos_server.gunicorn_conf``, the serving model of ``make run`` and
+the Procfile) a parked waiter is a greenlet, so a thousand of them cost memory, not threads.
+
+What wakes a waiter:
+
+* PostgreSQL: every transaction that writes a game row sends ``NOTIFY dos_games, '<game id>'``
+  (delivered at commit, nothing on rollback); one listener per process (one connection of its
+  own, ``LISTEN dos_games``) wakes that game's waiters. When the listener (re)connects, every
+  waiter looks again, since notifications may have been missed meanwhile.
+* Any backend: a commit in this process wakes this process's waiters of the games it wrote.
+* SQLite (commits by other processes), and PostgreSQL until its listener is in place: waiters
+  look again every ``WEB_WAIT_POLL_SECONDS``.
 """
 
 from __future__ import annotations
@@ -13,9 +21,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from flask import Flask, current_app
+from flask import current_app
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
@@ -24,41 +33,55 @@ from dos_server.models import GameRow
 from dos_server.services import access
 
 CHANNEL = "dos_games"
+CHANGED = "dos_changed_games"  # Session.info key: the game ids this transaction wrote
+HEALTH_SECONDS = 30.0  # the listener checks its connection this often when nothing arrives
 log = logging.getLogger("dos_server.watch")
+
+T = TypeVar("T")
 
 _lock = threading.Lock()
 _waiters: dict[str, set[threading.Event]] = {}
+_parked: dict[str, int] = {}  # game id -> waiters parked between two looks (holding nothing)
 _listeners: dict[str, threading.Thread] = {}  # database URL -> its listener thread
-_ready: dict[str, threading.Event] = {}  # database URL -> set once its LISTEN is in place
+_ready: dict[str, threading.Event] = {}  # database URL -> set while its LISTEN is in place
 _registered = False
 
 
-def version_of(game_id: str) -> int:
-    """The game's version, read in a transaction that ends at once (404 problem if none)."""
-    try:
-        return access.get_game(game_id).version
-    finally:
-        db.session.rollback()  # the connection goes back to the pool while we wait
-        db.session.close()
+def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
+               timeout: float) -> T:
+    """``look()`` now and each time the game may have changed, until ``done`` holds for what it
+    returned or ``timeout`` seconds have passed; returns the last look.
 
-
-def wait_for_change(game_id: str, version: int, timeout: float) -> int:
-    """The game's version once it differs from ``version``, or after ``timeout`` seconds."""
+    ``look`` reads the database (it may raise a problem: 404, 401...); no connection is held
+    between looks.
+    """
     deadline = time.monotonic() + timeout
-    poll = float(current_app.config["WEB_WAIT_POLL_SECONDS"])
-    if _listening(current_app):
-        poll = max(poll, 5.0)  # NOTIFY wakes us; polling is only the backstop
     wake = threading.Event()
-    with _lock:
+    with _lock:  # before the first look: a change after it always wakes us
         _waiters.setdefault(game_id, set()).add(wake)
     try:
-        while True:
-            current = version_of(game_id)
+        result = _look(look)
+        while not done(result):
             left = deadline - time.monotonic()
-            if current != version or left <= 0:
-                return current
-            wake.wait(min(poll, left))
+            if left <= 0:
+                return result
+            listening = _listening()
+            poll = float(current_app.config.get("WEB_WAIT_POLL_SECONDS", 1.0))
+            with _lock:
+                _parked[game_id] = _parked.get(game_id, 0) + 1
+            try:
+                # With NOTIFY heard there is no need to look before we are woken.
+                woken = wake.wait(left if listening else min(poll, left))
+            finally:
+                with _lock:
+                    _parked[game_id] -= 1
+                    if not _parked[game_id]:
+                        del _parked[game_id]
+            if listening and not woken:
+                return result
             wake.clear()
+            result = _look(look)
+        return result
     finally:
         with _lock:
             waiting = _waiters.get(game_id)
@@ -68,30 +91,66 @@ def wait_for_change(game_id: str, version: int, timeout: float) -> int:
                     del _waiters[game_id]
 
 
-def _wake(game_id: str) -> None:
+def parked(game_id: str) -> int:
+    """How many of this process's waiters of the game are parked now (between two looks)."""
     with _lock:
-        for wake in _waiters.get(game_id, ()):
-            wake.set()
+        return _parked.get(game_id, 0)
 
 
-# -- PostgreSQL: NOTIFY on every game write, one LISTEN connection per process ---------------
+def _look(look: Callable[[], T]) -> T:
+    try:
+        return look()
+    finally:
+        db.session.rollback()  # the connection goes back to the pool while we wait
+        db.session.close()
 
 
-def init_app(app: Flask) -> None:
-    """Send a NOTIFY with every transaction that writes a game row (PostgreSQL only)."""
+def version_of(game_id: str) -> int:
+    """The game's version, read in a transaction that ends at once (404 problem if none)."""
+    return _look(lambda: access.get_game(game_id).version)
+
+
+def wait_for_change(game_id: str, version: int, timeout: float) -> int:
+    """The game's version once it differs from ``version``, or after ``timeout`` seconds."""
+    return wait_until(game_id, lambda: access.get_game(game_id).version,
+                      lambda current: current != version, timeout)
+
+
+def _wake(game_ids: Any) -> None:
+    with _lock:
+        for game_id in game_ids:
+            for wake in _waiters.get(game_id, ()):
+                wake.set()
+
+
+def _wake_all() -> None:
+    with _lock:
+        for waiting in _waiters.values():
+            for wake in waiting:
+                wake.set()
+
+
+# -- what a transaction changed: NOTIFY (PostgreSQL), and this process's waiters at commit ----
+
+
+def init_app(_app: Any) -> None:
+    """Track the game rows each transaction writes (once per process: the events are global)."""
     global _registered
     with _lock:
         if _registered:
             return
         _registered = True
-    event.listen(Session, "after_flush", _notify_games)
+    event.listen(Session, "after_flush", _after_flush)
+    event.listen(Session, "after_commit", _after_commit)
+    event.listen(Session, "after_rollback", _after_rollback)
 
 
-def _notify_games(session: Session, _context: Any) -> None:
+def _after_flush(session: Session, _context: Any) -> None:
     changed = {obj.id for obj in (*session.new, *session.dirty)
                if isinstance(obj, GameRow) and obj.id}
     if not changed:
         return
+    session.info.setdefault(CHANGED, set()).update(changed)
     connection = session.connection()
     if connection.dialect.name != "postgresql":
         return
@@ -100,33 +159,54 @@ def _notify_games(session: Session, _context: Any) -> None:
                                    {"channel": CHANNEL, "id": game_id})
 
 
-def _listening(app: Flask) -> bool:
-    """Whether this process listens for NOTIFY on the app's database (starting it if needed)."""
+def _after_commit(session: Session) -> None:
+    changed = session.info.pop(CHANGED, None)
+    if changed:
+        _wake(changed)
+
+
+def _after_rollback(session: Session) -> None:
+    session.info.pop(CHANGED, None)
+
+
+# -- PostgreSQL: one LISTEN connection per process --------------------------------------------
+
+
+def _key() -> str | None:
     url = db.engine.url
     if url.get_backend_name() != "postgresql":
+        return None
+    return url.set(query={}).render_as_string(hide_password=False)  # one listener per database
+
+
+def _listening() -> bool:
+    """Whether NOTIFY is heard on the app's database now (starting the listener if needed)."""
+    key = _key()
+    if key is None:
         return False
-    key = url.set(query={}).render_as_string(hide_password=False)  # one per database
     with _lock:
-        thread = _listeners.get(key)
-        if thread is not None and thread.is_alive():
-            return True
         ready = _ready.setdefault(key, threading.Event())
-        thread = threading.Thread(target=_listen, args=(url.set(query={}), ready),
-                                  name="dos-listen", daemon=True)
-        _listeners[key] = thread
-    thread.start()
-    return True
+        thread = _listeners.get(key)
+        if thread is None or not thread.is_alive():
+            thread = threading.Thread(target=_listen, args=(db.engine.url.set(query={}), ready),
+                                      name="dos-listen", daemon=True)
+            _listeners[key] = thread
+            thread.start()
+    return ready.is_set()
 
 
 def wait_until_listening(timeout: float) -> bool:
     """Start listening on the app's database (PostgreSQL) and wait until LISTEN is in place."""
-    if not _listening(current_app):
+    key = _key()
+    if key is None:
         return False
-    key = db.engine.url.set(query={}).render_as_string(hide_password=False)
+    _listening()
     return _ready[key].wait(timeout)
 
 
 def _listen(url: Any, ready: threading.Event) -> None:
+    # Imported here, at first use: under gevent psycopg must be imported after the patching,
+    # so that it picks its cooperative wait functions.
     import psycopg
 
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -135,11 +215,15 @@ def _listen(url: Any, ready: threading.Event) -> None:
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 conn.execute(f"LISTEN {CHANNEL}")
                 ready.set()
-                for note in conn.notifies():
-                    _wake(note.payload)
+                _wake_all()  # whatever changed before LISTEN was in place is looked at again
+                while True:
+                    for note in conn.notifies(timeout=HEALTH_SECONDS):
+                        _wake((note.payload,))
+                    conn.execute("SELECT 1")  # a dead connection raises here
         except Exception as error:  # the database went away: try again shortly
+            ready.clear()
             log.warning("listening for game changes failed: %s", type(error).__name__)
             time.sleep(2)
 
 
-__all__ = ["init_app", "version_of", "wait_for_change", "wait_until_listening"]
+__all__ = ["init_app", "parked", "version_of", "wait_for_change", "wait_until", "wait_until_listening"]

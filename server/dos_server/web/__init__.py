@@ -3,7 +3,8 @@
 A blueprint of ``dos_server``: views (``views.py``), Jinja templates, one CSS file and a little
 plain JavaScript, with no build step. Views call the same services as the API and never
 touch the engine or the database themselves. Sessions and CSRF are in ``auth.py``; plain
-words and card chips in ``present.py``; the addresses that emails link to in ``links.py``.
+words and card chips in ``present.py``; the addresses that emails link to in ``links.py``; the
+pages of emailed links (unsubscribe, confirm an address, a bad or expired link) in ``mailed.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ DEFAULTS = {
 
 def init_app(app: Flask) -> None:
     from dos_server.services import watch
-    from dos_server.web import views  # noqa: F401 - registers the routes on ``bp``
+    from dos_server.web import mailed, views  # noqa: F401 - registers the routes on ``bp``
 
     for key, value in DEFAULTS.items():
         app.config.setdefault(key, value)

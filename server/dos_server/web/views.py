@@ -33,6 +33,7 @@ from dos_server.schemas import CreateGameIn, NotificationsIn, VacationIn
 from dos_server.services import access, account, lobby, notify, play, read, rematch, watch
 from dos_server.validation import clean_email
 from dos_server.web import auth, bp, present
+from dos_server.web.mailed import bad_link
 
 log = logging.getLogger("dos_server.web")
 
@@ -42,8 +43,11 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
        "frame-ancestors 'none'")
 HISTORY_ON_TABLE = 30
-TIME_LIMITS = [("", "no time limit"), ("3600", "1 hour"), ("21600", "6 hours"),
-               ("86400", "1 day"), ("259200", "3 days"), ("604800", "1 week")]
+TIME_LIMITS = [("", "no time limit"), ("300", "5 minutes"), ("3600", "1 hour"),
+               ("21600", "6 hours"), ("86400", "1 day"), ("259200", "3 days"),
+               ("604800", "1 week"), ("1209600", "2 weeks"), ("5184000", "60 days")]
+BOTS = [("greedy", "greedy bot"), ("random", "random bot"), ("search-1", "search bot (1 ply)"),
+        ("search-2", "search bot (2 plies)"), ("search-3", "search bot (3 plies)")]
 
 
 # -- the blueprint's plumbing ----------------------------------------------------------------
@@ -69,6 +73,13 @@ def _headers(response: Response) -> Response:
 @bp.app_template_global()
 def csrf_field() -> str:
     return auth.csrf_token()
+
+
+@bp.app_template_filter("game_name")
+def game_name(game: Any) -> str:
+    """How a page names a game: 'Friday cards (k3q9x7m2ab)', or 'Game k3q9x7m2ab' untitled."""
+    title = game.get("title") if isinstance(game, dict) else None
+    return f"{title} ({game['id']})" if title else f"Game {game['id']}"
 
 
 @bp.app_template_filter("sentence")
@@ -140,16 +151,23 @@ def _browser_games() -> list[dict[str, Any]]:
 
 @bp.get("/new")
 def new_game() -> Page:
-    return render_template("new.html", form=_new_defaults(), errors=[], time_limits=TIME_LIMITS)
+    return _new_page(_new_defaults(), [])
+
+
+def _new_page(form: dict[str, Any], errors: list[str], status: int = 200) -> tuple[str, int]:
+    return render_template("new.html", form=form, errors=errors, time_limits=TIME_LIMITS,
+                           bots=BOTS, policies=BOTS), status
 
 
 def _new_defaults() -> dict[str, Any]:
     form: dict[str, Any] = {"target_score": "200", "after_draw": "drawn_card", "dos_call": False,
-                            "bonus_placement": "optional", "turn_time_limit": "86400", "me": "0"}
+                            "bonus_placement": "optional", "turn_time_limit": "86400", "me": "0",
+                            "timeout_policy": "random", "forfeit_after": "",
+                            "vacation_days": "14", "title": ""}
     for index, kind in enumerate(("person", "person", "none", "none")):
         form[f"seat{index}_kind"] = kind
-        form[f"seat{index}_name"] = ""
-        form[f"seat{index}_email"] = ""
+        for field in ("name", "email", "webhook"):
+            form[f"seat{index}_{field}"] = ""
     return form
 
 
@@ -167,13 +185,15 @@ def create_game() -> Page:
         email = str(form.get(f"seat{index}_email", "")).strip()
         if kind == "none":
             continue
+        webhook = str(form.get(f"seat{index}_webhook", "")).strip()
         if kind == "person":
             if not name:
                 errors.append(f"seat {index + 1}: give the person a name (or make it an open seat)")
                 continue
             if form.get("me") == str(index):
                 me_index = len(seats)
-            seats.append({"name": name, **({"email": email} if email else {})})
+            seats.append({"name": name, **({"email": email} if email else {}),
+                          **({"webhook_url": webhook} if webhook else {})})
         elif kind == "open":
             seats.append({})
         elif kind in lobby.BOT_STRATEGIES:
@@ -185,6 +205,8 @@ def create_game() -> Page:
         "options": {"after_draw": form.get("after_draw"), "dos_call": bool(form["dos_call"]),
                     "bonus_placement": form.get("bonus_placement")},
     }
+    if str(form.get("title", "")).strip():  # empty: an untitled game
+        payload["title"] = str(form["title"])
     target = _int(str(form.get("target_score", "")))
     if target is None:
         errors.append("target score: a whole number, e.g. 200")
@@ -196,22 +218,30 @@ def create_game() -> Page:
         if seconds is None:
             errors.append("time limit: choose one from the list")
         payload["turn_time_limit"] = seconds
+    payload["timeout_policy"] = str(form.get("timeout_policy", ""))
+    forfeit = str(form.get("forfeit_after", "")).strip()
+    if forfeit:  # empty: never forfeited
+        payload["forfeit_after"] = _int(forfeit)
+        if payload["forfeit_after"] is None:
+            errors.append("forfeit after: a whole number of timeouts (1 to 100), or empty for "
+                          "never")
+    payload["vacation_days"] = _int(str(form.get("vacation_days", "")))
+    if payload["vacation_days"] is None:
+        errors.append("vacation days: a whole number of days a year (0 to 60)")
     if not errors:
         try:
             loaded = CreateGameIn().load(payload)
         except ma.ValidationError as error:
             errors += _messages(error.messages)
     if errors:
-        return render_template("new.html", form=form, errors=errors,
-                               time_limits=TIME_LIMITS), 422
+        return _new_page(form, errors, 422)
     try:
         created = lobby.create_game([lobby.SeatSpec(**seat) for seat in loaded["seats"]],
                                     loaded.get("options", {}), loaded.get("turn_time_limit"),
                                     loaded["timeout_policy"], loaded.get("forfeit_after"),
-                                    loaded["vacation_days"])
+                                    loaded["vacation_days"], loaded.get("title"))
     except Problem as problem:
-        return render_template("new.html", form=form, errors=[problem.detail],
-                               time_limits=TIME_LIMITS), problem.status
+        return _new_page(form, [problem.detail], problem.status)
     _host_and_sit(created, me_index)
     flash("Game created. Send each player their invite link; the game starts when every "
           "seat is filled, or when you start it.")
@@ -426,9 +456,9 @@ def join(game_id: str) -> Page:
     if parked is not None and parked.kind == "invite":
         try:
             name = auth.invite_seat_name(game_id, parked.value)
-        except Problem:
+        except Problem as problem:
             auth.clear_pending()
-            raise  # a friendly page saying what is wrong with the invite
+            return bad_link(problem, game_id)
     return render_template("join.html", game=game, parked=parked, name=name)
 
 
@@ -451,6 +481,9 @@ def join_post(game_id: str) -> Page:
         joined = lobby.join_game(game_id, parked.value if parked.kind == "invite" else None,
                                  parked.value if parked.kind == "code" else None, name)
     except Problem as problem:
+        if problem.status in (401, 403):  # revoked since the join page, or a wrong code
+            auth.clear_pending()
+            return bad_link(problem, game_id)
         if parked.kind != "code" or problem.status not in (409, 422):
             raise
         game = read.game_body(access.get_game(game_id), access.Viewer())
@@ -479,15 +512,13 @@ def signin(game_id: str) -> Page:
     access.get_game(game_id)  # 404 for a game that does not exist
     parked = auth.pending(game_id, "signin")
     who = None
-    error = None
     if parked is not None:
         try:
             who = auth.resolve(game_id, parked.value)
         except Problem as problem:
             auth.clear_pending()
-            error = problem
-    return render_template("signin.html", game_id=game_id, who=who, error=error), (
-        error.status if error else 200)
+            return bad_link(problem, game_id, paste=True)
+    return render_template("signin.html", game_id=game_id, who=who, error=None)
 
 
 @bp.post("/games/<game_id>/signin")
@@ -503,6 +534,8 @@ def signin_post(game_id: str) -> Page:
         who = auth.resolve(game_id, token)
     except Problem as problem:
         auth.clear_pending()
+        if not pasted:  # the emailed link went bad since its page was shown
+            return bad_link(problem, game_id, paste=True)
         return render_template("signin.html", game_id=game_id, who=None,
                                error=problem), problem.status
     auth.clear_pending()
@@ -665,6 +698,17 @@ def history(game_id: str) -> Page:
     page = read.history_body(game, viewer, after, 200)
     return render_template("history.html", game=body, lines=present.history_lines(
         page["events"], names), after=after, next_after=page["next_after"], more=page["more"])
+
+
+@bp.get("/games/<game_id>/record")
+def record(game_id: str) -> Page:
+    """The game's record for people (what the game-over email links to): final scores, the
+    revealed seed with every round's commitment checked, and the way to the whole history."""
+    game = access.get_game(game_id)
+    body = read.game_body(game, access.Viewer())  # nobody's hand, even signed in
+    names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
+    return render_template("record.html", game=body, names=names, view=body["view"],
+                           seats=_seat_lines(body, names), fairness=read.fairness_check(game))
 
 
 @bp.get("/games/<game_id>/wait")

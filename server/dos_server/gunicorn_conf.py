@@ -1,0 +1,32 @@
+"""gunicorn's settings for DOS by mail: the one serving model, used by ``make run``, the Procfile,
+the end-to-end tests and the benchmarks (``gunicorn --config python:dos_server.gunicorn_conf``).
+
+gevent workers: a request that waits for a game to change (the long-polls of
+``GET /api/games/<id>/events?wait=`` and the pages' ``/games/<id>/wait``) is a greenlet parked on
+an event, holding neither a thread nor a database connection (``services/watch.py``), so a
+thousand waiting clients do not crowd out the turns. psycopg 3 (>= 3.1.14) detects gevent's
+patching and waits cooperatively; SQLAlchemy's pool then queues greenlets instead of threads.
+
+Only the standard library here: gunicorn's master imports this module before it forks, and
+nothing may import psycopg before gevent patches the worker (psycopg picks its wait functions
+when it is imported).
+"""
+
+import os
+
+worker_class = "gevent"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# Open connections per worker, waiting or not: a long-poll is one of them.
+worker_connections = int(os.environ.get("DOS_WORKER_CONNECTIONS", "2000"))
+# A stop does not wait out every long-poll (up to 60 s): clients ask again.
+graceful_timeout = 10
+
+
+def post_worker_init(worker: object) -> None:
+    """Once the app is loaded: its objects (modules, the app, SQLAlchemy's metadata) live as
+    long as the worker, so full garbage collections need not walk them again and again. Parked
+    long-polls outlive the young generations, so full collections come more often than with
+    short requests only; each would otherwise pause every request of the worker."""
+    import gc
+
+    gc.freeze()

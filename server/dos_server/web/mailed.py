@@ -1,0 +1,115 @@
+"""Pages that a link in an email opens besides the table: unsubscribe, confirming an address,
+and the one page every bad, expired or revoked link ends on.
+
+That page (:func:`bad_link`) says what is wrong with the link, with the right status (400: it
+never was a link of ours; 410: it was, but expired, was used or was revoked; 403/404/409 as
+the service said), and offers a fresh link by email: its form posts to ``/me/login``, which
+sends a sign-in code and link to any address with the same answer (it reveals nothing), under
+that route's rate limit and CSRF check. The sign-in opens "all your games" (``/me``).
+
+A GET never acts (mail scanners fetch every link): each page's button POSTs, with CSRF.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from flask import Response, current_app, make_response, render_template
+
+from dos_server import tokens
+from dos_server.problems import Problem
+from dos_server.services import account, lobby, notify
+from dos_server.web import auth, bp
+
+
+def link_status(problem: Problem) -> int:
+    """The status of a link ``problem``: 400 (never valid), 410 (no longer valid), or its own."""
+    if problem.kind == "bad-invite-code":
+        return 400
+    if problem.status in (401, 403):
+        return 400 if "not a valid" in problem.detail or problem.status == 403 else 410
+    return problem.status
+
+
+def _heading(problem: Problem, status: int) -> str:
+    if status == 400:
+        return "This link is not valid"
+    if status == 410:
+        return "This link has expired" if "expired" in problem.detail \
+            else "This link no longer works"
+    return "Game not found" if status == 404 else problem.title
+
+
+def bad_link(problem: Problem, game_id: str | None = None, *, paste: bool = False) -> Response:
+    """The friendly page of a link that does not work (never a traceback), with its status."""
+    status = link_status(problem)
+    response = make_response(render_template(
+        "link.html", problem=problem, heading=_heading(problem, status), game_id=game_id,
+        paste=paste, CSRF_FIELD=auth.CSRF_FIELD), status)  # also rendered outside ``bp``
+    from dos_server.web.views import _headers  # this page is also served outside ``bp``
+
+    return _headers(response)
+
+
+def _link_page(view: Callable[[str], str]) -> Callable[[str], Response | str]:
+    """A page of an emailed link: what is wrong with the token ends on :func:`bad_link`."""
+
+    @functools.wraps(view)
+    def page(token: str) -> Response | str:
+        try:
+            return view(token)
+        except Problem as problem:
+            return bad_link(problem)
+
+    return page
+
+
+# -- unsubscribe (the link in the email's body; List-Unsubscribe stays on the API) ----------
+
+
+@bp.get("/unsubscribe/<token>")
+@_link_page
+def unsubscribe(token: str) -> str:
+    info = notify.describe_unsubscribe(token)
+    return render_template("unsubscribe.html", info=info, token=token, done=False)
+
+
+@bp.post("/unsubscribe/<token>")
+@_link_page
+def unsubscribe_post(token: str) -> str:
+    info: dict[str, Any] = {**notify.describe_unsubscribe(token), **lobby.unsubscribe(token)}
+    return render_template("unsubscribe.html", info=info, token=token, done=True)
+
+
+# -- confirming a seat's new address ---------------------------------------------------------
+
+
+@bp.get("/confirm-email/<token>")
+@_link_page
+def confirm_email(token: str) -> str:
+    # Only the signature and the age: the button's POST checks the seat.
+    tokens.read_payload("confirm", token, int(account.CONFIRM_MAX_AGE.total_seconds()),
+                        "confirmation link")
+    return render_template("confirm.html", token=token, done=None)
+
+
+@bp.post("/confirm-email/<token>")
+@_link_page
+def confirm_email_post(token: str) -> str:
+    return render_template("confirm.html", token=token, done=account.confirm_address(token))
+
+
+def account_link_problem(token: str) -> Response | None:
+    """The bad-link page for an account sign-in link that is garbage or expired (the GET of
+    ``/account/signin/<token>`` checks only this; using it once is checked by its POST)."""
+    try:
+        tokens.read_payload("login", token, int(current_app.config["LOGIN_CODE_MINUTES"]) * 60,
+                            "sign-in link")
+    except Problem as problem:
+        return bad_link(problem)
+    return None
+
+
+__all__ = ["account_link_problem", "bad_link", "link_status"]

@@ -1,0 +1,117 @@
+"""Issue #15.3 under the real serving model (gunicorn, ``dos_server.gunicorn_conf``): 200 clients
+long-polling at once hold neither the database pool nor the workers. A turn goes through while
+they wait, and a move in their game then wakes every one of them. On SQLite and PostgreSQL.
+
+Two gunicorn workers with a pool of 5 (+10 overflow) connections each: had a waiter held a
+connection or a thread, the turn would queue behind 200 of them for the whole of their wait.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_server import BIN, SERVE, wait_ready
+
+from testkit import PYTHONPATH, ROOT, SECRET, build_app, dispose, free_port
+from testkit import backend as backend  # the fixtures: both backends
+from testkit import db_url as db_url
+
+WAITERS = 200
+
+
+def call(port: int, method: str, path: str, body: Any = None, token: str | None = None,
+         timeout: float = 120) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        conn.request(method, path, json.dumps(body) if body is not None else None, headers)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        conn.close()
+
+
+def ok(port: int, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    status, answer = call(port, method, path, body, token)
+    assert status < 300, (method, path, status, answer)
+    return answer
+
+
+@pytest.fixture
+def served(db_url: str, tmp_path: Path) -> Iterator[int]:
+    """gunicorn as ``make run`` and the Procfile start it, on this test's migrated database."""
+    dispose(build_app(db_url))
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH, "DATABASE_URL": db_url, "SECRET_KEY": SECRET,
+           "DOS_RATELIMIT_ENABLED": "false", "WEB_CONCURRENCY": "2"}
+    log = tmp_path / "gunicorn.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [str(BIN / "gunicorn"), "--config", SERVE, "--bind", f"127.0.0.1:{port}",
+             "dos_server.wsgi:app"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_ready(port, process, log)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    assert "Traceback" not in log.read_text(), log.read_text()[-5000:]
+
+
+def new_game(port: int) -> tuple[str, dict[int, str]]:
+    created = ok(port, "POST", "/api/games", {"seats": [{"name": "ann"}, {"name": "bob"}]})
+    tokens = {}
+    for invite in created["invites"]:
+        joined = ok(port, "POST", f"/api/games/{created['id']}/join", {"invite": invite["invite"]})
+        tokens[joined["seat"]] = joined["player_token"]
+    return created["id"], tokens
+
+
+def move(port: int, game_id: str, tokens: dict[int, str]) -> None:
+    """The seat to move reads its legal actions and plays the first (a turn's two requests)."""
+    current = ok(port, "GET", f"/api/games/{game_id}", token=tokens[0])["view"]["current"]
+    listed = ok(port, "GET", f"/api/games/{game_id}/actions", token=tokens[current])
+    ok(port, "POST", f"/api/games/{game_id}/actions",
+       {"version": listed["version"], "actions": [listed["actions"][0]["action"]]},
+       token=tokens[current])
+
+
+class Waiter(threading.Thread):
+    def __init__(self, port: int, path: str) -> None:
+        super().__init__(daemon=True)
+        self.port, self.path = port, path
+        self.answer: tuple[int, Any] | None = None
+
+    def run(self) -> None:
+        self.answer = call(self.port, "GET", self.path)
+
+
+def test_200_waiters_hold_no_pool_or_worker_and_are_all_woken(served: int) -> None:
+    port = served
+    played, played_tokens = new_game(port)
+    watched, watched_tokens = new_game(port)
+    last = ok(port, "GET", f"/api/games/{watched}/events?limit=1")["last"]
+    waiters = [Waiter(port, f"/api/games/{watched}/events?after={last}&wait=60")
+               for _ in range(WAITERS)]
+    for waiter in waiters:
+        waiter.start()
+    for _ in range(3):  # turns on another game go through while the 200 wait
+        move(port, played, played_tokens)
+    ok(port, "GET", "/readyz")
+    assert not [w for w in waiters if w.answer is not None]  # still waiting, all of them
+    move(port, watched, watched_tokens)
+    for waiter in waiters:
+        waiter.join(120)
+    answers = [w.answer for w in waiters]
+    assert all(a is not None and a[0] == 200 for a in answers), answers[:3]
+    assert {a[1]["events"][0]["seq"] for a in answers if a} == {last + 1}

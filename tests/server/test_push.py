@@ -1,0 +1,231 @@
+"""Issue #15.3: the long-poll ``GET /api/games/<id>/events?after=N&wait=S``, on both backends.
+
+Waiters are woken by the commit (PostgreSQL: LISTEN/NOTIFY, also from another process; any
+backend: a commit in the same process), never by a connection or a poll held per waiter: the
+tests set the polling backstop to an hour, so only a wake-up can answer them before ``wait``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from server_helpers import assert_problem, auth, create, join, stored_secrets
+
+from dos_server.extensions import db
+from dos_server.services import watch
+from testkit import PYTHONPATH, ROOT, SECRET
+
+NO_POLL = {"WEB_WAIT_POLL_SECONDS": 3600}  # only a wake-up can answer before `wait` runs out
+
+
+class Table:
+    """A started two-seat game on ``app``."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        client = app.test_client()
+        game = create(client, [{"name": "ann"}, {"name": "bob"}], target_score=500)
+        self.id = game["id"]
+        self.tokens = {i["seat"]: join(client, self.id, invite=i["invite"])["player_token"]
+                       for i in game["invites"]}
+
+    def events(self, seat: int | None, query: str = "") -> dict[str, Any]:
+        response = self.app.test_client().get(
+            f"/api/games/{self.id}/events?limit=500&{query}",
+            headers=auth(self.tokens[seat] if seat is not None else None))
+        assert response.status_code == 200, response.get_data(as_text=True)
+        return dict(response.get_json())
+
+    def last(self) -> int:
+        return int(self.events(None)["last"])
+
+    def state(self) -> tuple[int, int]:
+        """(the seat to move, the version)."""
+        body = self.app.test_client().get(f"/api/games/{self.id}",
+                                          headers=auth(self.tokens[0])).get_json()
+        return body["view"]["current"], body["version"]
+
+    def draw(self) -> int:
+        """The seat to move draws; returns that seat."""
+        seat, version = self.state()
+        moved = self.app.test_client().post(f"/api/games/{self.id}/actions",
+                                            headers=auth(self.tokens[seat]),
+                                            json={"version": version, "turn": "draw"})
+        assert moved.status_code == 200, moved.get_data(as_text=True)
+        return seat
+
+
+class Waiter(threading.Thread):
+    """One long-poll in a thread; ``answer`` is its JSON body."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        super().__init__(daemon=True)
+        self.call = call
+        self.answer: dict[str, Any] = {}
+
+    def run(self) -> None:
+        response = self.call()
+        assert response.status_code == 200, response.get_data(as_text=True)
+        self.answer = response.get_json()
+
+
+def parked(game_id: str, count: int) -> None:
+    """Until ``count`` waiters of the game are parked in this process (after their first look)."""
+    deadline = time.monotonic() + 120  # a bound for a broken build, not a measurement
+    while time.monotonic() < deadline:
+        if watch.parked(game_id) >= count:
+            return
+        time.sleep(0.01)
+    pytest.fail(f"{count} waiters never parked")
+
+
+def listening(app: Flask, backend: str) -> None:
+    with app.app_context():
+        assert watch.wait_until_listening(30) is (backend == "postgresql")
+
+
+def test_answers_at_once_when_there_are_events(make_app: Callable[..., Flask]) -> None:
+    app = make_app(**NO_POLL)
+    table = Table(app)
+    everything = table.events(0)
+    assert everything["events"]
+    assert everything["last"] == everything["events"][-1]["seq"]
+    # events after `after` exist: the answer is the plain page, not a wait
+    assert table.events(0, "wait=60") == everything
+    assert table.events(0, "after=1&wait=60") == table.events(0, "after=1")
+
+
+def test_answers_an_empty_list_after_wait_when_nothing_happens(
+        make_app: Callable[..., Flask]) -> None:
+    app = make_app(**NO_POLL)
+    table = Table(app)
+    last = table.last()
+    assert table.events(1, f"after={last}&wait=0.3") == {
+        "events": [], "next_after": last, "more": False, "last": last}
+    assert table.events(None, f"after={last}&wait=0")["events"] == []
+
+
+def test_a_move_wakes_every_waiter_with_its_own_redacted_events(
+        make_app: Callable[..., Flask], backend: str) -> None:
+    app = make_app(**NO_POLL)
+    listening(app, backend)
+    table = Table(app)
+    last = table.last()
+    waiters = {seat: Waiter(lambda seat=seat: app.test_client().get(
+        f"/api/games/{table.id}/events?after={last}&wait=60",
+        headers=auth(table.tokens[seat] if seat is not None else None)))
+        for seat in (0, 1, None)}
+    for waiter in waiters.values():
+        waiter.start()
+    parked(table.id, len(waiters))
+    mover = table.draw()
+    for waiter in waiters.values():
+        waiter.join(90)
+    secrets = stored_secrets(app, table.id)
+    secrets = {seq: kept for seq, kept in secrets.items() if kept[1]}
+    drawn = [seq for seq, (seat, _) in secrets.items() if seq > last and seat == mover]
+    assert drawn, "a draw stores the cards as the drawer's secret"
+    for seat, waiter in waiters.items():
+        body = waiter.answer
+        assert body["events"], f"seat {seat} was not woken"
+        assert body["events"][0]["seq"] == last + 1
+        # exactly what the plain history shows this viewer: redacted for it
+        assert body["events"] == table.events(seat, f"after={last}")["events"]
+        for event in body["events"]:
+            if event["seq"] in secrets:
+                owner, secret = secrets[event["seq"]]
+                shown = set(secret) <= set(event["data"])
+                assert shown is (seat is not None and seat == owner), (seat, event)
+
+
+def test_a_move_by_another_process_wakes_the_waiter(
+        make_app: Callable[..., Flask], db_url: str, backend: str) -> None:
+    """PostgreSQL: by NOTIFY (polling is off). SQLite has no NOTIFY: it polls (fast here)."""
+    app = make_app(**(NO_POLL if backend == "postgresql" else {"WEB_WAIT_POLL_SECONDS": 0.05}))
+    listening(app, backend)
+    table = Table(app)
+    last = table.last()
+    seat, version = table.state()
+    waiter = Waiter(lambda: app.test_client().get(
+        f"/api/games/{table.id}/events?after={last}&wait=60&limit=1",
+        headers=auth(table.tokens[1 - seat])))
+    waiter.start()
+    parked(table.id, 1)
+    script = (
+        "import sys; from testkit import build_app\n"
+        "app = build_app(sys.argv[1], migrate=False)\n"
+        "r = app.test_client().post(f'/api/games/{sys.argv[2]}/actions', "
+        "headers={'Authorization': 'Bearer ' + sys.argv[3]}, "
+        "json={'version': int(sys.argv[4]), 'turn': 'draw'})\n"
+        "assert r.status_code == 200, r.get_data(as_text=True)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([PYTHONPATH, str(ROOT / "tests")]),
+           "SECRET_KEY": SECRET}
+    subprocess.run([sys.executable, "-c", script, db_url, table.id, table.tokens[seat],
+                    str(version)], check=True, env=env, cwd=ROOT, timeout=120)
+    waiter.join(90)
+    assert [e["seq"] for e in waiter.answer["events"]] == [last + 1]
+    assert waiter.answer["more"] is True
+    assert waiter.answer["last"] > last
+
+
+def test_waiters_hold_no_connection_and_a_turn_goes_through(
+        make_app: Callable[..., Flask], backend: str) -> None:
+    app = make_app(**NO_POLL)
+    listening(app, backend)
+    table, idle = Table(app), Table(app)
+    last, idle_last = table.last(), idle.last()
+    waiters = [Waiter(lambda: app.test_client().get(
+        f"/api/games/{table.id}/events?after={last}&wait=60", headers=auth(table.tokens[0])))
+        for _ in range(20)]
+    idlers = [Waiter(lambda: app.test_client().get(
+        f"/api/games/{idle.id}/events?after={idle_last}&wait=60")) for _ in range(20)]
+    for waiter in (*waiters, *idlers):
+        waiter.start()
+    parked(table.id, 20)
+    parked(idle.id, 20)
+    with app.app_context():
+        assert db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    table.draw()
+    for waiter in waiters:
+        waiter.join(90)
+        assert waiter.answer["events"][0]["seq"] == last + 1
+    assert watch.parked(idle.id) == 20  # the other game's waiters were not woken
+    assert not [w for w in idlers if not w.is_alive()]
+    idle.draw()
+    for waiter in idlers:
+        waiter.join(90)
+        assert waiter.answer["events"][0]["seq"] == idle_last + 1
+
+
+@pytest.mark.parametrize("query", [
+    "wait=-1", "wait=61", "wait=abc", "wait=nan", "wait=inf", "wait=", "after=-1&wait=5",
+    "after=x&wait=5", "limit=0&wait=5"])
+def test_bad_wait_or_after_is_a_problem(client: FlaskClient, query: str) -> None:
+    game = create(client, [{"name": "ann"}, {"name": "bob"}])
+    problem = assert_problem(client.get(f"/api/games/{game['id']}/events?{query}"), 422)
+    assert "query" in problem["errors"]
+
+
+def test_wait_still_checks_the_game_and_the_token_first(client: FlaskClient) -> None:
+    game = create(client, [{"name": "ann"}, {"name": "bob"}])
+    assert_problem(client.get("/api/games/nosuchgame/events?after=999&wait=60"), 404)
+    assert_problem(client.get(f"/api/games/{game['id']}/events?after=999&wait=60",
+                              headers=auth("not-a-token")), 401)
+
+
+def test_openapi_documents_the_long_poll(client: FlaskClient) -> None:
+    spec = client.get("/openapi.json").get_json()
+    operation = spec["paths"]["/api/games/{game_id}/events"]["get"]
+    params = {p["name"]: p for p in operation["parameters"] if p["in"] == "query"}
+    assert params["wait"]["schema"]["maximum"] == 60
+    assert "long-poll" in params["wait"]["description"].lower()
+    assert "long-poll" in operation["description"]
