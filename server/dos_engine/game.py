@@ -87,7 +87,7 @@ from dos_engine.errors import InvalidStateError as InvalidStateError
 from dos_engine.events import Event, EventKind
 from dos_engine.matching import Bonus as Bonus
 from dos_engine.matching import Declaration as Declaration
-from dos_engine.matching import canonical_declaration, declaration_note, mismatch_reason
+from dos_engine.matching import _canonical, declaration_note, mismatch_reason
 from dos_engine.matching import declare_match as declare_match
 from dos_engine.notation import resolve_action
 from dos_engine.options import Options
@@ -319,7 +319,7 @@ class Game:
             hand = self.hands[seat]
             if self.bonus_phase:
                 if self.placements_left and hand:
-                    actions.extend([_PLACE[i] for i in _distinct_ids(hand)])
+                    actions.extend(map(_PLACE.__getitem__, _distinct_ids(hand)))
                     if self.options.bonus_placement == "optional":
                         actions.append(END)
                 else:
@@ -331,13 +331,13 @@ class Game:
                     if self.matches == 0:
                         if self.drawn is not None:
                             actions.extend(self._list_matches(hand, must_use=self.drawn))
-                        actions.extend([_ADD[i] for i in _distinct_ids(hand)])
+                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
                 else:
                     actions.extend(self._list_matches(hand))
                     if self.matches == 0:
-                        actions.extend([_ADD[i] for i in _distinct_ids(hand)])
+                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
             else:
@@ -374,7 +374,26 @@ class Game:
         singles before pairs, pairs by the hand's values in order of first card) is the one
         seeded bots and the positional numbers of the client have always seen.
         """
-        distinct, by_value, wilds, doubled = _hand_table(hand)
+        # The hand indexed by value: its distinct cards (by id), the number cards by value
+        # (values in order of their first card), the Wild #s, the cards held more than once.
+        distinct: list[Card] = []
+        by_value: dict[int, list[Card]] = {}
+        wilds: list[Card] = []
+        doubled: set[Card] = set()
+        previous = None
+        for card in sorted(hand, key=_card_id):
+            if card is previous:
+                doubled.add(card)
+                continue
+            previous = card
+            distinct.append(card)
+            value = card.number
+            if value is None:
+                wilds.append(card)
+            elif value in by_value:
+                by_value[value].append(card)
+            else:
+                by_value[value] = [card]
         groups = list(by_value.items())  # values in order of their first card
         must_value = None if must_use is None else must_use.number
         row = self.center_row
@@ -736,8 +755,14 @@ class Game:
         if seat is None:
             seat = self.current
         listed, self._listed = self._listed, None  # the state changes: the listing goes stale
-        if listed is None or listed[0] != seat or not _is_listed(action, listed[1]):
-            self.check(action, seat)  # an action from the listing of this state is legal already
+        if listed is not None and listed[0] == seat:
+            for candidate in listed[1]:  # an action from the listing of this state is legal
+                if candidate is action:
+                    break
+            else:
+                self.check(action, seat)  # an equal action made elsewhere is validated
+        else:
+            self.check(action, seat)
         events: list[Event] = []
         self.actions_played += 1
         if isinstance(action, Match):
@@ -745,16 +770,18 @@ class Game:
         elif isinstance(action, Draw):
             self._apply_draw(events)
         elif isinstance(action, Add):
-            self.hands[seat].remove(action.card)
-            self._hand_changed(seat)
+            _remove(self.hands[seat], action.card)
+            if self.options.dos_call:
+                self._hand_changed(seat)
             self.center_row.append(action.card)
             self.cr_matched.append(None)
             self.added = True
             events.append(Event(EventKind.ADDED, seat, {"card": action.card.code,
                                                          "position": len(self.center_row)}))
         elif isinstance(action, Place):
-            self.hands[seat].remove(action.card)
-            self._hand_changed(seat)
+            _remove(self.hands[seat], action.card)
+            if self.options.dos_call:
+                self._hand_changed(seat)
             self.center_row.append(action.card)
             self.cr_matched.append(None)
             self.placements_left -= 1
@@ -884,11 +911,13 @@ class Game:
         seat = self.current
         hand = self.hands[seat]
         for card in action.cards:
-            hand.remove(card)
-        self._hand_changed(seat)
+            _remove(hand, card)
+        if self.options.dos_call:
+            self._hand_changed(seat)
         index = action.position - 1
         target = self.center_row[index]
-        found = canonical_declaration(target, action.cards)
+        cards = action.cards
+        found = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
         assert found is not None, "a legal match has a declaration"
         declaration, declared = found
         self.cr_matched[index] = action.cards
@@ -918,15 +947,17 @@ class Game:
     def _apply_draw(self, events: list[Event]) -> None:
         seat = self.current
         self.has_drawn = True
-        card = self._take_top(events)
+        card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
         self.drawn = card
-        drawn = [] if card is None else [card]
-        self.hands[seat].extend(drawn)
-        if drawn:
+        if card is None:
+            events.append(Event(EventKind.DREW, seat, {"count": 0, "reason": "draw"},
+                                {"cards": []}))
+            return
+        self.hands[seat].append(card)
+        if self.options.dos_call:
             self._hand_changed(seat)
         events.append(
-            Event(EventKind.DREW, seat, {"count": len(drawn), "reason": "draw"},
-                  {"cards": [c.code for c in drawn]})
+            Event(EventKind.DREW, seat, {"count": 1, "reason": "draw"}, {"cards": [card.code]})
         )
 
     def _draw_into(self, seat: int, count: int, reason: str, events: list[Event]) -> None:
@@ -937,7 +968,7 @@ class Game:
                 break
             drawn.append(card)
         self.hands[seat].extend(drawn)
-        if drawn:
+        if drawn and self.options.dos_call:
             self._hand_changed(seat)
         events.append(
             Event(EventKind.DREW, seat, {"count": len(drawn), "reason": reason},
@@ -1008,7 +1039,7 @@ class Game:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            card = self._take_top(events)
+            card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
             if card is None:
                 break
             self.center_row.append(card)
@@ -1328,43 +1359,18 @@ def _turn_texts(text: str) -> list[str]:
     return parts
 
 
-def _is_listed(action: Action, listed: tuple[Action, ...]) -> bool:
-    """Whether ``action`` is one of the listed objects (an equal action made elsewhere is
-    validated as usual)."""
-    for candidate in listed:  # noqa: SIM110 (a plain loop: any() would build a generator)
-        if candidate is action:
-            return True
-    return False
+def _remove(hand: list[Card], card: Card) -> None:
+    """``hand.remove(card)``, finding the card by identity first: cards are shared objects, and
+    ``list.remove`` calls ``Card.__eq__`` (Python code) on every card before it."""
+    for index, held in enumerate(hand):
+        if held is card:
+            del hand[index]
+            return
+    hand.remove(card)  # an equal card made elsewhere
 
 
 def _distinct_ids(hand: Sequence[Card]) -> list[int]:
-    return sorted({card.id for card in hand})
-
-
-def _hand_table(
-    hand: Sequence[Card],
-) -> tuple[list[Card], dict[int, list[Card]], list[Card], set[Card]]:
-    """A hand indexed by value: its distinct cards (by id), the number cards by value (values in
-    order of their first card), the Wild #s, and the cards it holds more than one of."""
-    distinct: list[Card] = []
-    by_value: dict[int, list[Card]] = {}
-    wilds: list[Card] = []
-    doubled: set[Card] = set()
-    previous = None
-    for card in sorted(hand, key=_card_id):
-        if card is previous:
-            doubled.add(card)
-            continue
-        previous = card
-        distinct.append(card)
-        number = card.number
-        if number is None:
-            wilds.append(card)
-        elif number in by_value:
-            by_value[number].append(card)
-        else:
-            by_value[number] = [card]
-    return distinct, by_value, wilds, doubled
+    return sorted(set(map(_card_id, hand)))
 
 
 _card_id = attrgetter("id")
