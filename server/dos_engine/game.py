@@ -311,11 +311,12 @@ class Game:
         listed = self._listed
         if listed is not None and listed[0] == seat:
             return list(listed[1])  # this state was listed already (a view, then the list...)
-        if not 0 <= seat < len(self.players):
+        current = seat == self.current
+        if not current and not 0 <= seat < len(self.players):
             return []
         options = self.options
         actions: list[Action] = []
-        if seat == self.current:
+        if current:
             hand = self.hands[seat]
             if self.bonus_phase:
                 if self.placements_left and hand:
@@ -380,6 +381,7 @@ class Game:
         by_value: dict[int, list[Card]] = {}
         wilds: list[Card] = []
         doubled: set[Card] = set()
+        mask = 0  # bit v set: the hand holds a card of value v
         previous = None
         for card in sorted(hand, key=_card_id):
             if card is previous:
@@ -394,6 +396,7 @@ class Game:
                 by_value[value].append(card)
             else:
                 by_value[value] = [card]
+                mask |= 1 << value
         groups = list(by_value.items())  # values in order of their first card
         must_value = None if must_use is None else must_use.number
         row = self.center_row
@@ -404,6 +407,39 @@ class Game:
             if matched is not None:
                 continue
             number = row[index].number
+            if number is not None and not wilds:
+                # The usual case, written out: no Wild # on either side. A pair is two values
+                # v <= w with v + w = number; the table of the values the hand holds gives the
+                # v's at once (usually none), instead of trying every value of the hand.
+                table = _MATCHES[index]
+                position = index + 1
+                if number in by_value and (must_value is None or must_value == number):
+                    for a in by_value[number]:
+                        if must_use is None or a is must_use:
+                            key = a.id * _KEYS + _SINGLE
+                            out.append(table[key] or _new_match(table, key, position, (a,)))
+                lows = _LOWS[number * _MASKS + mask]
+                if lows is None:
+                    lows = _lows(number, mask)
+                if not lows:
+                    continue
+                if len(lows) > 1:  # in the order of the hand's values (of their first cards)
+                    lows = tuple([value for value in by_value if value in lows])
+                for value in lows:
+                    rest = number - value
+                    if must_value is not None and must_value != value and must_value != rest:
+                        continue  # no pair here can hold the card that must be used
+                    same = by_value[value]
+                    others = by_value[rest] if rest != value else same
+                    for a in same:
+                        base = a.id * _KEYS
+                        for b in others:
+                            if rest == value and not (b.id > a.id or (b is a and a in doubled)):
+                                continue  # each pair of one value once, a card twice if doubled
+                            if must_use is None or a is must_use or b is must_use:
+                                key = base + b.id
+                                out.append(table[key] or _new_match(table, key, position, (a, b)))
+                continue
             singles: Sequence[Card]
             pairs: list[tuple[Card, Card]] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
@@ -455,28 +491,6 @@ class Game:
                     out.append(matches[key] or _new_match(matches, key, index + 1, (a, b)))
         return out
 
-    def _can_match(self, hand: Sequence[Card]) -> bool:
-        """Whether ``hand`` can match any free CR card (``_list_matches`` without listing)."""
-        if not hand:
-            return False
-        counts: dict[int, int] = {}  # how many cards of each number the hand holds (W2: 2)
-        for card in hand:
-            number = card.number
-            if number is None:  # a Wild # matches any CR card alone (1.3, 1.5)
-                return None in self.cr_matched
-            counts[number] = counts.get(number, 0) + 1
-        for index, target in enumerate(self.center_row):
-            if self.cr_matched[index] is not None:
-                continue
-            number = target.number
-            if number is None or number in counts:
-                return True
-            for value, count in counts.items():
-                rest = number - value
-                if rest in counts and (rest != value or count > 1):
-                    return True
-        return False
-
     def _only_end_left(self) -> bool:
         """Whether ``end`` is the one legal action of the current player (cheaper than listing)."""
         if self.winner is not None:
@@ -499,7 +513,26 @@ class Game:
             return False  # may still draw, or (after a draw) must add
         if self.has_drawn and self.options.after_draw == "drawn_card":
             return True
-        return not self._can_match(hand)
+        # Whether the hand can match any free CR card (the listing's question, without listing)
+        if not hand:
+            return True
+        counts: dict[int, int] = {}  # how many cards of each number the hand holds (W2: 2)
+        for card in hand:
+            number = card.number
+            if number is None:  # a Wild # matches any CR card alone (1.3, 1.5)
+                return None not in self.cr_matched
+            counts[number] = counts.get(number, 0) + 1
+        for index, target in enumerate(self.center_row):
+            if self.cr_matched[index] is not None:
+                continue
+            number = target.number
+            if number is None or number in counts:
+                return False
+            for value, count in counts.items():
+                rest = number - value
+                if rest in counts and (rest != value or count > 1):
+                    return False
+        return True
 
     def is_legal(self, action: Action, seat: int | None = None) -> bool:
         try:
@@ -1008,32 +1041,29 @@ class Game:
         return self.draw_pile.pop()
 
     def _apply_end(self, events: list[Event]) -> None:
-        seat = self.current
         if not self.bonus_phase:
-            self._clear_matched(events)
-            self._refill(events, "refill")
-            if self.bonuses and self.hands[seat]:
+            if self.matches:  # 4.1: matched CR cards and the cards on them go to discard
+                kept: list[Card] = []
+                discarded: list[Card] = []
+                for card, matched in zip(self.center_row, self.cr_matched, strict=True):
+                    if matched is None:
+                        kept.append(card)
+                    else:
+                        discarded.append(card)
+                        discarded.extend(matched)
+                self.discard_pile.extend(discarded)
+                self.center_row = kept
+                self.cr_matched = [None] * len(kept)
+                events.append(
+                    Event(EventKind.DISCARDED, None, {"cards": [c.code for c in discarded]})
+                )
+            if len(self.center_row) < 2:
+                self._refill(events, "refill")
+            if self.bonuses and self.hands[self.current]:
                 self.bonus_phase = True
                 self.placements_left = self.bonuses
                 return
         self._finish_turn(events)
-
-    def _clear_matched(self, events: list[Event]) -> None:
-        """4.1: matched CR cards and the cards on them go to the discard pile."""
-        if not self.matches:
-            return
-        kept: list[Card] = []
-        discarded: list[Card] = []
-        for card, matched in zip(self.center_row, self.cr_matched, strict=True):
-            if matched is None:
-                kept.append(card)
-            else:
-                discarded.append(card)
-                discarded.extend(matched)
-        self.discard_pile.extend(discarded)
-        self.center_row = kept
-        self.cr_matched = [None] * len(kept)
-        events.append(Event(EventKind.DISCARDED, None, {"cards": [c.code for c in discarded]}))
 
     def _refill(self, events: list[Event], reason: str) -> None:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
@@ -1380,6 +1410,19 @@ _card_id = attrgetter("id")
 _SINGLE = len(ALL_CARDS)
 _KEYS = _SINGLE + 1
 _MATCHES: list[list[Match | None]] = []
+
+
+# The values v <= number - v such that both v and number - v are bits of mask (values 1-10),
+# at number * _MASKS + mask: worked out on first use.
+_MASKS = 1 << 11
+_LOWS: list[tuple[int, ...] | None] = [None] * (11 * _MASKS)
+
+
+def _lows(number: int, mask: int) -> tuple[int, ...]:
+    lows = tuple(v for v in range(1, number // 2 + 1)
+                 if mask >> v & 1 and mask >> (number - v) & 1)
+    _LOWS[number * _MASKS + mask] = lows
+    return lows
 
 
 def _add_match_tables(positions: int) -> None:
