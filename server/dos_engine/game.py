@@ -375,20 +375,19 @@ class Game:
         singles before pairs, pairs by the hand's values in order of first card) is the one
         seeded bots and the positional numbers of the client have always seen.
         """
-        # The hand indexed by value: its distinct cards (by id), the number cards by value
-        # (values in order of their first card), the Wild #s, the cards held more than once.
-        distinct: list[Card] = []
+        # The hand indexed by value: the number cards by value (values in order of their first
+        # card), the Wild #s, the cards held more than once.
         by_value: dict[int, list[Card]] = {}
         wilds: list[Card] = []
         doubled: set[Card] = set()
         mask = 0  # bit v set: the hand holds a card of value v
         previous = None
-        for card in sorted(hand, key=_card_id):
+        ordered = sorted(hand, key=_card_id)
+        for card in ordered:
             if card is previous:
                 doubled.add(card)
                 continue
             previous = card
-            distinct.append(card)
             value = card.number
             if value is None:
                 wilds.append(card)
@@ -397,7 +396,6 @@ class Game:
             else:
                 by_value[value] = [card]
                 mask |= 1 << value
-        groups = list(by_value.items())  # values in order of their first card
         must_value = None if must_use is None else must_use.number
         row = self.center_row
         if len(_MATCHES) < len(row):
@@ -443,6 +441,8 @@ class Game:
             singles: Sequence[Card]
             pairs: list[tuple[Card, Card]] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
+                distinct = [card for i, card in enumerate(ordered)  # each card once, by id
+                            if not i or card is not ordered[i - 1]]
                 singles = distinct
                 for i, a in enumerate(distinct):
                     low = a.number or 1
@@ -453,7 +453,7 @@ class Game:
                 singles = by_value.get(number, ())
                 if wilds:
                     singles = [*singles, *wilds]
-                for value, same in groups:
+                for value, same in by_value.items():
                     rest = number - value
                     if rest < 1 or (must_value is not None and must_value != value
                                      and must_value != rest):
