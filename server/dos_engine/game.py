@@ -1150,11 +1150,12 @@ class Game:
         seed = self.round_seed
         deck = new_deck()
         shuffle(deck, derive_key(seed, "deal"))
-        self.hands = [[] for _ in range(count)]
         first = (self.dealer + 1) % count
-        for _ in range(HAND_SIZE):
-            for step in range(count):
-                self.hands[(first + step) % count].append(deck.pop())
+        # One card at a time from the top (the end of the list), from the dealer's left: the
+        # seat `step` places after `first` gets every count-th card of the dealt ones.
+        dealt = deck[:-HAND_SIZE * count - 1:-1]
+        del deck[-HAND_SIZE * count:]
+        self.hands = [dealt[(seat - first) % count::count] for seat in range(count)]
         self.draw_pile = deck
         self.discard_pile = []
         self.center_row = []
