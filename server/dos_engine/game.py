@@ -516,21 +516,26 @@ class Game:
         # Whether the hand can match any free CR card (the listing's question, without listing)
         if not hand:
             return True
-        counts: dict[int, int] = {}  # how many cards of each number the hand holds (W2: 2)
+        mask = twice = 0  # bit v: the hand holds a card of value v (twice: two of them)
         for card in hand:
             number = card.number
             if number is None:  # a Wild # matches any CR card alone (1.3, 1.5)
                 return None not in self.cr_matched
-            counts[number] = counts.get(number, 0) + 1
+            bit = 1 << number
+            if mask & bit:
+                twice |= bit
+            mask |= bit
         for index, target in enumerate(self.center_row):
             if self.cr_matched[index] is not None:
                 continue
             number = target.number
-            if number is None or number in counts:
+            if number is None or mask >> number & 1:
                 return False
-            for value, count in counts.items():
-                rest = number - value
-                if rest in counts and (rest != value or count > 1):
+            lows = _LOWS[number * _MASKS + mask]
+            if lows is None:
+                lows = _lows(number, mask)
+            for value in lows:
+                if value + value != number or twice >> value & 1:
                     return False
         return True
 
