@@ -87,7 +87,7 @@ from dos_engine.errors import InvalidStateError as InvalidStateError
 from dos_engine.events import Event, EventKind
 from dos_engine.matching import Bonus as Bonus
 from dos_engine.matching import Declaration as Declaration
-from dos_engine.matching import canonical_declaration, declaration_note, mismatch_reason
+from dos_engine.matching import _canonical, declaration_note, mismatch_reason
 from dos_engine.matching import declare_match as declare_match
 from dos_engine.notation import resolve_action
 from dos_engine.options import Options
@@ -311,15 +311,16 @@ class Game:
         listed = self._listed
         if listed is not None and listed[0] == seat:
             return list(listed[1])  # this state was listed already (a view, then the list...)
-        if not 0 <= seat < len(self.players):
+        current = seat == self.current
+        if not current and not 0 <= seat < len(self.players):
             return []
         options = self.options
         actions: list[Action] = []
-        if seat == self.current:
+        if current:
             hand = self.hands[seat]
             if self.bonus_phase:
                 if self.placements_left and hand:
-                    actions.extend([_PLACE[i] for i in _distinct_ids(hand)])
+                    actions.extend(map(_PLACE.__getitem__, _distinct_ids(hand)))
                     if self.options.bonus_placement == "optional":
                         actions.append(END)
                 else:
@@ -331,13 +332,13 @@ class Game:
                     if self.matches == 0:
                         if self.drawn is not None:
                             actions.extend(self._list_matches(hand, must_use=self.drawn))
-                        actions.extend([_ADD[i] for i in _distinct_ids(hand)])
+                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
                 else:
                     actions.extend(self._list_matches(hand))
                     if self.matches == 0:
-                        actions.extend([_ADD[i] for i in _distinct_ids(hand)])
+                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
             else:
@@ -374,8 +375,27 @@ class Game:
         singles before pairs, pairs by the hand's values in order of first card) is the one
         seeded bots and the positional numbers of the client have always seen.
         """
-        distinct, by_value, wilds, doubled = _hand_table(hand)
-        groups = list(by_value.items())  # values in order of their first card
+        # The hand indexed by value: the number cards by value (values in order of their first
+        # card), the Wild #s, the cards held more than once.
+        by_value: dict[int, list[Card]] = {}
+        wilds: list[Card] = []
+        doubled: set[Card] = set()
+        mask = 0  # bit v set: the hand holds a card of value v
+        previous = None
+        ordered = sorted(hand, key=_card_id)
+        for card in ordered:
+            if card is previous:
+                doubled.add(card)
+                continue
+            previous = card
+            value = card.number
+            if value is None:
+                wilds.append(card)
+            elif value in by_value:
+                by_value[value].append(card)
+            else:
+                by_value[value] = [card]
+                mask |= 1 << value
         must_value = None if must_use is None else must_use.number
         row = self.center_row
         if len(_MATCHES) < len(row):
@@ -385,9 +405,44 @@ class Game:
             if matched is not None:
                 continue
             number = row[index].number
+            if number is not None and not wilds:
+                # The usual case, written out: no Wild # on either side. A pair is two values
+                # v <= w with v + w = number; the table of the values the hand holds gives the
+                # v's at once (usually none), instead of trying every value of the hand.
+                table = _MATCHES[index]
+                position = index + 1
+                if number in by_value and (must_value is None or must_value == number):
+                    for a in by_value[number]:
+                        if must_use is None or a is must_use:
+                            key = a.id * _KEYS + _SINGLE
+                            out.append(table[key] or _new_match(table, key, position, (a,)))
+                lows = _LOWS[number * _MASKS + mask]
+                if lows is None:
+                    lows = _lows(number, mask)
+                if not lows:
+                    continue
+                if len(lows) > 1:  # in the order of the hand's values (of their first cards)
+                    lows = tuple([value for value in by_value if value in lows])
+                for value in lows:
+                    rest = number - value
+                    if must_value is not None and must_value != value and must_value != rest:
+                        continue  # no pair here can hold the card that must be used
+                    same = by_value[value]
+                    others = by_value[rest] if rest != value else same
+                    for a in same:
+                        base = a.id * _KEYS
+                        for b in others:
+                            if rest == value and not (b.id > a.id or (b is a and a in doubled)):
+                                continue  # each pair of one value once, a card twice if doubled
+                            if must_use is None or a is must_use or b is must_use:
+                                key = base + b.id
+                                out.append(table[key] or _new_match(table, key, position, (a, b)))
+                continue
             singles: Sequence[Card]
             pairs: list[tuple[Card, Card]] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
+                distinct = [card for i, card in enumerate(ordered)  # each card once, by id
+                            if not i or card is not ordered[i - 1]]
                 singles = distinct
                 for i, a in enumerate(distinct):
                     low = a.number or 1
@@ -398,7 +453,7 @@ class Game:
                 singles = by_value.get(number, ())
                 if wilds:
                     singles = [*singles, *wilds]
-                for value, same in groups:
+                for value, same in by_value.items():
                     rest = number - value
                     if rest < 1 or (must_value is not None and must_value != value
                                      and must_value != rest):
@@ -436,28 +491,6 @@ class Game:
                     out.append(matches[key] or _new_match(matches, key, index + 1, (a, b)))
         return out
 
-    def _can_match(self, hand: Sequence[Card]) -> bool:
-        """Whether ``hand`` can match any free CR card (``_list_matches`` without listing)."""
-        if not hand:
-            return False
-        counts: dict[int, int] = {}  # how many cards of each number the hand holds (W2: 2)
-        for card in hand:
-            number = card.number
-            if number is None:  # a Wild # matches any CR card alone (1.3, 1.5)
-                return None in self.cr_matched
-            counts[number] = counts.get(number, 0) + 1
-        for index, target in enumerate(self.center_row):
-            if self.cr_matched[index] is not None:
-                continue
-            number = target.number
-            if number is None or number in counts:
-                return True
-            for value, count in counts.items():
-                rest = number - value
-                if rest in counts and (rest != value or count > 1):
-                    return True
-        return False
-
     def _only_end_left(self) -> bool:
         """Whether ``end`` is the one legal action of the current player (cheaper than listing)."""
         if self.winner is not None:
@@ -480,7 +513,31 @@ class Game:
             return False  # may still draw, or (after a draw) must add
         if self.has_drawn and self.options.after_draw == "drawn_card":
             return True
-        return not self._can_match(hand)
+        # Whether the hand can match any free CR card (the listing's question, without listing)
+        if not hand:
+            return True
+        mask = twice = 0  # bit v: the hand holds a card of value v (twice: two of them)
+        for card in hand:
+            number = card.number
+            if number is None:  # a Wild # matches any CR card alone (1.3, 1.5)
+                return None not in self.cr_matched
+            bit = 1 << number
+            if mask & bit:
+                twice |= bit
+            mask |= bit
+        for index, target in enumerate(self.center_row):
+            if self.cr_matched[index] is not None:
+                continue
+            number = target.number
+            if number is None or mask >> number & 1:
+                return False
+            lows = _LOWS[number * _MASKS + mask]
+            if lows is None:
+                lows = _lows(number, mask)
+            for value in lows:
+                if value + value != number or twice >> value & 1:
+                    return False
+        return True
 
     def is_legal(self, action: Action, seat: int | None = None) -> bool:
         try:
@@ -736,8 +793,14 @@ class Game:
         if seat is None:
             seat = self.current
         listed, self._listed = self._listed, None  # the state changes: the listing goes stale
-        if listed is None or listed[0] != seat or not _is_listed(action, listed[1]):
-            self.check(action, seat)  # an action from the listing of this state is legal already
+        if listed is not None and listed[0] == seat:
+            for candidate in listed[1]:  # an action from the listing of this state is legal
+                if candidate is action:
+                    break
+            else:
+                self.check(action, seat)  # an equal action made elsewhere is validated
+        else:
+            self.check(action, seat)
         events: list[Event] = []
         self.actions_played += 1
         if isinstance(action, Match):
@@ -745,16 +808,18 @@ class Game:
         elif isinstance(action, Draw):
             self._apply_draw(events)
         elif isinstance(action, Add):
-            self.hands[seat].remove(action.card)
-            self._hand_changed(seat)
+            _remove(self.hands[seat], action.card)
+            if self.options.dos_call:
+                self._hand_changed(seat)
             self.center_row.append(action.card)
             self.cr_matched.append(None)
             self.added = True
             events.append(Event(EventKind.ADDED, seat, {"card": action.card.code,
                                                          "position": len(self.center_row)}))
         elif isinstance(action, Place):
-            self.hands[seat].remove(action.card)
-            self._hand_changed(seat)
+            _remove(self.hands[seat], action.card)
+            if self.options.dos_call:
+                self._hand_changed(seat)
             self.center_row.append(action.card)
             self.cr_matched.append(None)
             self.placements_left -= 1
@@ -884,11 +949,13 @@ class Game:
         seat = self.current
         hand = self.hands[seat]
         for card in action.cards:
-            hand.remove(card)
-        self._hand_changed(seat)
+            _remove(hand, card)
+        if self.options.dos_call:
+            self._hand_changed(seat)
         index = action.position - 1
         target = self.center_row[index]
-        found = canonical_declaration(target, action.cards)
+        cards = action.cards
+        found = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
         assert found is not None, "a legal match has a declaration"
         declaration, declared = found
         self.cr_matched[index] = action.cards
@@ -918,15 +985,17 @@ class Game:
     def _apply_draw(self, events: list[Event]) -> None:
         seat = self.current
         self.has_drawn = True
-        card = self._take_top(events)
+        card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
         self.drawn = card
-        drawn = [] if card is None else [card]
-        self.hands[seat].extend(drawn)
-        if drawn:
+        if card is None:
+            events.append(Event(EventKind.DREW, seat, {"count": 0, "reason": "draw"},
+                                {"cards": []}))
+            return
+        self.hands[seat].append(card)
+        if self.options.dos_call:
             self._hand_changed(seat)
         events.append(
-            Event(EventKind.DREW, seat, {"count": len(drawn), "reason": "draw"},
-                  {"cards": [c.code for c in drawn]})
+            Event(EventKind.DREW, seat, {"count": 1, "reason": "draw"}, {"cards": [card.code]})
         )
 
     def _draw_into(self, seat: int, count: int, reason: str, events: list[Event]) -> None:
@@ -937,7 +1006,7 @@ class Game:
                 break
             drawn.append(card)
         self.hands[seat].extend(drawn)
-        if drawn:
+        if drawn and self.options.dos_call:
             self._hand_changed(seat)
         events.append(
             Event(EventKind.DREW, seat, {"count": len(drawn), "reason": reason},
@@ -977,38 +1046,35 @@ class Game:
         return self.draw_pile.pop()
 
     def _apply_end(self, events: list[Event]) -> None:
-        seat = self.current
         if not self.bonus_phase:
-            self._clear_matched(events)
-            self._refill(events, "refill")
-            if self.bonuses and self.hands[seat]:
+            if self.matches:  # 4.1: matched CR cards and the cards on them go to discard
+                kept: list[Card] = []
+                discarded: list[Card] = []
+                for card, matched in zip(self.center_row, self.cr_matched, strict=True):
+                    if matched is None:
+                        kept.append(card)
+                    else:
+                        discarded.append(card)
+                        discarded.extend(matched)
+                self.discard_pile.extend(discarded)
+                self.center_row = kept
+                self.cr_matched = [None] * len(kept)
+                events.append(
+                    Event(EventKind.DISCARDED, None, {"cards": [c.code for c in discarded]})
+                )
+            if len(self.center_row) < 2:
+                self._refill(events, "refill")
+            if self.bonuses and self.hands[self.current]:
                 self.bonus_phase = True
                 self.placements_left = self.bonuses
                 return
         self._finish_turn(events)
 
-    def _clear_matched(self, events: list[Event]) -> None:
-        """4.1: matched CR cards and the cards on them go to the discard pile."""
-        if not self.matches:
-            return
-        kept: list[Card] = []
-        discarded: list[Card] = []
-        for card, matched in zip(self.center_row, self.cr_matched, strict=True):
-            if matched is None:
-                kept.append(card)
-            else:
-                discarded.append(card)
-                discarded.extend(matched)
-        self.discard_pile.extend(discarded)
-        self.center_row = kept
-        self.cr_matched = [None] * len(kept)
-        events.append(Event(EventKind.DISCARDED, None, {"cards": [c.code for c in discarded]}))
-
     def _refill(self, events: list[Event], reason: str) -> None:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            card = self._take_top(events)
+            card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
             if card is None:
                 break
             self.center_row.append(card)
@@ -1089,11 +1155,12 @@ class Game:
         seed = self.round_seed
         deck = new_deck()
         shuffle(deck, derive_key(seed, "deal"))
-        self.hands = [[] for _ in range(count)]
         first = (self.dealer + 1) % count
-        for _ in range(HAND_SIZE):
-            for step in range(count):
-                self.hands[(first + step) % count].append(deck.pop())
+        # One card at a time from the top (the end of the list), from the dealer's left: the
+        # seat `step` places after `first` gets every count-th card of the dealt ones.
+        dealt = deck[:-HAND_SIZE * count - 1:-1]
+        del deck[-HAND_SIZE * count:]
+        self.hands = [dealt[(seat - first) % count::count] for seat in range(count)]
         self.draw_pile = deck
         self.discard_pile = []
         self.center_row = []
@@ -1328,43 +1395,18 @@ def _turn_texts(text: str) -> list[str]:
     return parts
 
 
-def _is_listed(action: Action, listed: tuple[Action, ...]) -> bool:
-    """Whether ``action`` is one of the listed objects (an equal action made elsewhere is
-    validated as usual)."""
-    for candidate in listed:  # noqa: SIM110 (a plain loop: any() would build a generator)
-        if candidate is action:
-            return True
-    return False
+def _remove(hand: list[Card], card: Card) -> None:
+    """``hand.remove(card)``, finding the card by identity first: cards are shared objects, and
+    ``list.remove`` calls ``Card.__eq__`` (Python code) on every card before it."""
+    for index, held in enumerate(hand):
+        if held is card:
+            del hand[index]
+            return
+    hand.remove(card)  # an equal card made elsewhere
 
 
 def _distinct_ids(hand: Sequence[Card]) -> list[int]:
-    return sorted({card.id for card in hand})
-
-
-def _hand_table(
-    hand: Sequence[Card],
-) -> tuple[list[Card], dict[int, list[Card]], list[Card], set[Card]]:
-    """A hand indexed by value: its distinct cards (by id), the number cards by value (values in
-    order of their first card), the Wild #s, and the cards it holds more than one of."""
-    distinct: list[Card] = []
-    by_value: dict[int, list[Card]] = {}
-    wilds: list[Card] = []
-    doubled: set[Card] = set()
-    previous = None
-    for card in sorted(hand, key=_card_id):
-        if card is previous:
-            doubled.add(card)
-            continue
-        previous = card
-        distinct.append(card)
-        number = card.number
-        if number is None:
-            wilds.append(card)
-        elif number in by_value:
-            by_value[number].append(card)
-        else:
-            by_value[number] = [card]
-    return distinct, by_value, wilds, doubled
+    return sorted(set(map(_card_id, hand)))
 
 
 _card_id = attrgetter("id")
@@ -1374,6 +1416,19 @@ _card_id = attrgetter("id")
 _SINGLE = len(ALL_CARDS)
 _KEYS = _SINGLE + 1
 _MATCHES: list[list[Match | None]] = []
+
+
+# The values v <= number - v such that both v and number - v are bits of mask (values 1-10),
+# at number * _MASKS + mask: worked out on first use.
+_MASKS = 1 << 11
+_LOWS: list[tuple[int, ...] | None] = [None] * (11 * _MASKS)
+
+
+def _lows(number: int, mask: int) -> tuple[int, ...]:
+    lows = tuple(v for v in range(1, number // 2 + 1)
+                 if mask >> v & 1 and mask >> (number - v) & 1)
+    _LOWS[number * _MASKS + mask] = lows
+    return lows
 
 
 def _add_match_tables(positions: int) -> None:
