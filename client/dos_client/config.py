@@ -64,7 +64,7 @@ class Store:
         another terminal) may have saved since we read it, and its games and tokens stay."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with _locked(self.path.with_name(self.path.name + ".lock")):
-            self.data = _merged(self._loaded, self.data, self._read())
+            _merge_into(self.data, self._loaded, self._read())
             fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".config-",
                                              suffix=".tmp")  # mode 0600, a name of its own
             try:
@@ -83,19 +83,21 @@ class Store:
         return name
 
 
-def _merged(base: Any, ours: Any, theirs: Any) -> Any:
-    """A three-way merge of JSON objects: our changes since ``base``, on top of ``theirs``."""
-    if not (isinstance(base, dict) and isinstance(ours, dict) and isinstance(theirs, dict)):
-        return theirs if ours == base else ours
-    out = dict(theirs)
-    for key in ours.keys() | base.keys():
-        if key not in ours:  # we removed it: gone, unless someone else changed it meanwhile
-            if key in out and out[key] == base[key]:
-                del out[key]
-        elif key not in base or ours[key] != base[key]:
-            out[key] = _merged(base.get(key, {}), ours[key], theirs.get(key, {})) \
-                if key in theirs else ours[key]
-    return out
+def _merge_into(ours: dict[str, Any], base: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """Others' changes since ``base`` (what is on disk now: ``theirs``), merged into ``ours``
+    in place (callers hold references into it); where both changed a value, ours wins."""
+    for key in theirs.keys() | base.keys():
+        if key not in theirs:  # removed by someone else: gone, unless we changed it
+            if key in ours and key in base and ours[key] == base[key]:
+                del ours[key]
+        elif key not in ours:  # added by them, or removed by us (back only if they changed it)
+            if key not in base or theirs[key] != base[key]:
+                ours[key] = theirs[key]
+        elif isinstance(ours[key], dict) and isinstance(theirs[key], dict):
+            below = base.get(key)
+            _merge_into(ours[key], below if isinstance(below, dict) else {}, theirs[key])
+        elif key in base and ours[key] == base[key]:  # unchanged by us: theirs
+            ours[key] = theirs[key]
 
 
 @contextmanager

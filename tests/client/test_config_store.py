@@ -38,6 +38,19 @@ def test_two_commands_open_at_once_keep_both_changes(config: Path) -> None:
     assert oct(config.stat().st_mode & 0o777) == "0o600"
 
 
+def test_one_command_saving_twice_keeps_both(config: Path) -> None:
+    """A command keeps a reference to its game's entry across saves (show: seen, then listed)."""
+    store = Store("default")
+    store.games["g"] = {"token": "t"}
+    entry = store.games["g"]
+    entry["seen"] = 3
+    store.save()
+    entry["listed_version"] = 4
+    store.save()
+    games = json.loads(config.read_text())["profiles"]["default"]["games"]
+    assert games == {"g": {"token": "t", "seen": 3, "listed_version": 4}}
+
+
 def test_a_removal_does_not_undo_another_commands_change(config: Path) -> None:
     setup = Store("default")
     setup.games["a"] = {"token": "t"}
