@@ -22,35 +22,32 @@ _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 _LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 
 
-def clean_name(raw: str) -> str:
-    """A player's name: NFC, trimmed, inner runs of spaces made one; printable, 1-40 chars."""
-    name = " ".join(unicodedata.normalize("NFC", raw).split())  # split(): Unicode spaces too
-    if not name:
-        raise ValueError("a name cannot be empty or only spaces")
-    bad = [ch for ch in name if unicodedata.category(ch) in _REFUSED_CATEGORIES]
+def _clean_line(raw: str, what: str, limit: int, if_empty: str = "") -> str:
+    """One line of text a person typed: NFC, trimmed, inner runs of spaces made one (Unicode
+    spaces too), printable, 1 to ``limit`` characters. Errors name ``what`` it is."""
+    text = " ".join(unicodedata.normalize("NFC", raw).split())
+    if not text:
+        raise ValueError(f"{what} cannot be empty or only spaces{if_empty}")
+    bad = [ch for ch in text if unicodedata.category(ch) in _REFUSED_CATEGORIES]
     if bad:
-        raise ValueError(f"a name cannot contain invisible or control characters "
+        raise ValueError(f"{what} cannot contain invisible or control characters "
                          f"(found {_codepoint(bad[0])})")
+    if len(text) > limit:
+        raise ValueError(f"{what} has at most {limit} characters (this one has {len(text)})")
+    return text
+
+
+def clean_name(raw: str) -> str:
+    """A player's name: a clean line of 1-40 characters, without ';'."""
+    name = _clean_line(raw, "a name", NAME_MAX)
     if ";" in name:
         raise ValueError("a name cannot contain ';' (it separates actions in a turn)")
-    if len(name) > NAME_MAX:
-        raise ValueError(f"a name has at most {NAME_MAX} characters (this one has {len(name)})")
     return name
 
 
 def clean_title(raw: str) -> str:
-    """A game's title (shown in subjects and lists): NFC, trimmed, printable, 1-80 characters."""
-    name = " ".join(unicodedata.normalize("NFC", raw).split())
-    if not name:
-        raise ValueError("a game title cannot be empty or only spaces; leave it out instead")
-    bad = [ch for ch in name if unicodedata.category(ch) in _REFUSED_CATEGORIES]
-    if bad:
-        raise ValueError(f"a game title cannot contain invisible or control characters "
-                         f"(found {_codepoint(bad[0])})")
-    if len(name) > TITLE_MAX:
-        raise ValueError(f"a game title has at most {TITLE_MAX} characters "
-                         f"(this one has {len(name)})")
-    return name
+    """A game's title (shown in subjects and lists): a clean line of 1-80 characters."""
+    return _clean_line(raw, "a game title", TITLE_MAX, "; leave it out instead")
 
 
 def name_key(name: str) -> str:
