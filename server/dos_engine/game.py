@@ -1061,6 +1061,9 @@ class Game:
         return self.draw_pile.pop()
 
     def _apply_end(self, events: list[Event]) -> None:
+        """The end of the matching (4.1-4.3) and, unless a bonus phase follows, of the turn."""
+        seat = self.current
+        hand = self.hands[seat]
         if not self.bonus_phase:
             if self.matches:  # 4.1: matched CR cards and the cards on them go to discard
                 kept: list[Card] = []
@@ -1079,11 +1082,37 @@ class Game:
                 )
             if len(self.center_row) < 2:
                 self._refill(events, "refill")
-            if self.bonuses and self.hands[self.current]:
+            if self.bonuses and hand:
                 self.bonus_phase = True
                 self.placements_left = self.bonuses
                 return
-        self._finish_turn(events)
+        # The turn ends (written out here: this runs once a turn).
+        options = self.options
+        printed = options.dos_call and options.printed_dos_rule
+        if printed and self.penalty:  # 5.2: after 4.1-4.3, before 6.1
+            self._draw_into(seat, self.penalty, "caught", events)
+            self.penalty = 0
+        if not printed and options.dos_call and len(hand) == 2 and not self.called_dos:
+            self.dos_missed[seat] = True
+            events.append(Event(EventKind.DOS_MISSED, seat))
+        following = (seat + 1) % len(self.players)
+        events.append(Event(_TURN_ENDED, seat, {"next": following if hand else None}))
+        if not hand:
+            self._end_round(seat, events)
+            return
+        self.current = following
+        self.turn_no += 1
+        self.drawn = None  # _reset_turn, written out
+        self.has_drawn = False
+        self.matches = 0
+        self.added = False
+        self.bonuses = 0
+        self.bonus_phase = False
+        self.placements_left = 0
+        self.called_dos = False
+        self.penalty = 0
+        if not printed:
+            self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
     def _refill(self, events: list[Event], reason: str) -> None:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
@@ -1100,37 +1129,6 @@ class Game:
                 Event(_CR_FLIPPED, None,
                       {"cards": [c.code for c in flipped], "reason": reason})
             )
-
-    def _finish_turn(self, events: list[Event]) -> None:
-        seat = self.current
-        hand = self.hands[seat]
-        printed = self.options.dos_call and self.options.printed_dos_rule
-        if printed and self.penalty:  # 5.2: after 4.1-4.3, before 6.1
-            self._draw_into(seat, self.penalty, "caught", events)
-            self.penalty = 0
-        if not printed and self.options.dos_call and len(hand) == 2 and not self.called_dos:
-            self.dos_missed[seat] = True
-            events.append(Event(EventKind.DOS_MISSED, seat))
-        count = len(self.players)
-        following = (seat + 1) % count
-        events.append(Event(_TURN_ENDED, seat, {"next": following if hand else None}))
-        if not hand:
-            self._end_round(seat, events)
-            return
-        self.current = following
-        self.turn_no += 1
-        # _reset_turn, written out: this runs once a turn
-        self.drawn = None
-        self.has_drawn = False
-        self.matches = 0
-        self.added = False
-        self.bonuses = 0
-        self.bonus_phase = False
-        self.placements_left = 0
-        self.called_dos = False
-        self.penalty = 0
-        if not printed:
-            self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
     def _reset_turn(self) -> None:
         self.drawn = None
