@@ -358,20 +358,21 @@ class Game:
             if (options.dos_call and options.dos_rule == "v1" and not self.called_dos
                     and len(hand) == 2):
                 actions.append(CALL_DOS)
-        if options.dos_call and options.printed_dos_rule:
-            if self._may_call(seat):
-                actions.append(CALL_DOS)
-            actions.extend(
-                Catch(other)
-                for other, exposed in enumerate(self.dos_missed)
-                if exposed and other != seat
-            )
-        elif options.dos_call:
-            actions.extend(
-                Catch(other)
-                for other, missed in enumerate(self.dos_missed)
-                if missed and other != seat and len(self.hands[other]) == 2
-            )
+        if options.dos_call:
+            if options.printed_dos_rule:
+                if self._may_call(seat):
+                    actions.append(CALL_DOS)
+                actions.extend(
+                    Catch(other)
+                    for other, exposed in enumerate(self.dos_missed)
+                    if exposed and other != seat
+                )
+            else:
+                actions.extend(
+                    Catch(other)
+                    for other, missed in enumerate(self.dos_missed)
+                    if missed and other != seat and len(self.hands[other]) == 2
+                )
         self._listed = (seat, tuple(actions))
         return actions
 
