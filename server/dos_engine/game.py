@@ -93,6 +93,14 @@ from dos_engine.notation import resolve_action
 from dos_engine.options import Options
 from dos_engine.rng import derive_key, round_seed, seed_commitment, shuffle
 
+# Enum members read from their class cost a descriptor call each (Python 3.11): the hot path of
+# play reads these module constants instead.
+_MATCHED, _DREW, _ADDED, _PLACED = (EventKind.MATCHED, EventKind.DREW, EventKind.ADDED,
+                                    EventKind.PLACED)
+_DISCARDED, _CR_FLIPPED, _TURN_ENDED = (EventKind.DISCARDED, EventKind.CR_FLIPPED,
+                                        EventKind.TURN_ENDED)
+_NO_BONUS, _DOUBLE_COLOUR = Bonus.NONE, Bonus.DOUBLE_COLOUR
+
 SCHEMA_VERSION = 1
 HAND_SIZE = 7
 MIN_PLAYERS = 2
@@ -350,20 +358,21 @@ class Game:
             if (options.dos_call and options.dos_rule == "v1" and not self.called_dos
                     and len(hand) == 2):
                 actions.append(CALL_DOS)
-        if options.dos_call and options.printed_dos_rule:
-            if self._may_call(seat):
-                actions.append(CALL_DOS)
-            actions.extend(
-                Catch(other)
-                for other, exposed in enumerate(self.dos_missed)
-                if exposed and other != seat
-            )
-        elif options.dos_call:
-            actions.extend(
-                Catch(other)
-                for other, missed in enumerate(self.dos_missed)
-                if missed and other != seat and len(self.hands[other]) == 2
-            )
+        if options.dos_call:
+            if options.printed_dos_rule:
+                if self._may_call(seat):
+                    actions.append(CALL_DOS)
+                actions.extend(
+                    Catch(other)
+                    for other, exposed in enumerate(self.dos_missed)
+                    if exposed and other != seat
+                )
+            else:
+                actions.extend(
+                    Catch(other)
+                    for other, missed in enumerate(self.dos_missed)
+                    if missed and other != seat and len(self.hands[other]) == 2
+                )
         self._listed = (seat, tuple(actions))
         return actions
 
@@ -379,13 +388,13 @@ class Game:
         # card), the Wild #s, the cards held more than once.
         by_value: dict[int, list[Card]] = {}
         wilds: list[Card] = []
-        doubled: set[Card] = set()
+        doubled = 0  # bit i set: the card of id i is held twice (no Card.__hash__ calls)
         mask = 0  # bit v set: the hand holds a card of value v
         previous = None
         ordered = sorted(hand, key=_card_id)
         for card in ordered:
             if card is previous:
-                doubled.add(card)
+                doubled |= 1 << card.id
                 continue
             previous = card
             value = card.number
@@ -432,7 +441,7 @@ class Game:
                     for a in same:
                         base = a.id * _KEYS
                         for b in others:
-                            if rest == value and not (b.id > a.id or (b is a and a in doubled)):
+                            if rest == value and not (b.id > a.id or (b is a and doubled >> a.id & 1)):
                                 continue  # each pair of one value once, a card twice if doubled
                             if must_use is None or a is must_use or b is must_use:
                                 key = base + b.id
@@ -447,7 +456,7 @@ class Game:
                 for i, a in enumerate(distinct):
                     low = a.number or 1
                     for b in distinct[i:]:
-                        if (b is not a or a in doubled) and low + (b.number or 1) <= 10:
+                        if (b is not a or doubled >> a.id & 1) and low + (b.number or 1) <= 10:
                             pairs.append((a, b))
             else:
                 singles = by_value.get(number, ())
@@ -467,7 +476,7 @@ class Game:
                     elif rest == value:
                         for a in same:
                             for b in same:
-                                if b.id > a.id or (b is a and a in doubled):
+                                if b.id > a.id or (b is a and doubled >> a.id & 1):
                                     pairs.append((a, b))
                             for w in wilds:
                                 pairs.append((a, w))
@@ -478,7 +487,7 @@ class Game:
                 if wilds and number >= 2:
                     for i, w in enumerate(wilds):
                         for v in wilds[i:]:
-                            if v is not w or w in doubled:
+                            if v is not w or doubled >> w.id & 1:
                                 pairs.append((w, v))
             matches = _MATCHES[index]
             for card in singles:
@@ -814,7 +823,7 @@ class Game:
             self.center_row.append(action.card)
             self.cr_matched.append(None)
             self.added = True
-            events.append(Event(EventKind.ADDED, seat, {"card": action.card.code,
+            events.append(Event(_ADDED, seat, {"card": action.card.code,
                                                          "position": len(self.center_row)}))
         elif isinstance(action, Place):
             _remove(self.hands[seat], action.card)
@@ -823,7 +832,7 @@ class Game:
             self.center_row.append(action.card)
             self.cr_matched.append(None)
             self.placements_left -= 1
-            events.append(Event(EventKind.PLACED, seat, {"card": action.card.code,
+            events.append(Event(_PLACED, seat, {"card": action.card.code,
                                                           "position": len(self.center_row)}))
         elif isinstance(action, End):
             self._apply_end(events)
@@ -848,7 +857,9 @@ class Game:
                 self._draw_into(target, 2, "caught", events)
         # The turn ends by itself when 'end' is all its player could do next (a catch by a
         # waiting player can leave the current player there too).
-        while self._only_end_left():
+        # (Without a match, an addition or a bonus phase the player may still draw or must add:
+        # the usual case, answered here without the call.)
+        while (self.matches or self.bonus_phase or self.added) and self._only_end_left():
             self._apply_end(events)
         return events
 
@@ -948,23 +959,28 @@ class Game:
     def _apply_match(self, action: Match, events: list[Event]) -> None:
         seat = self.current
         hand = self.hands[seat]
-        for card in action.cards:
-            _remove(hand, card)
+        cards = action.cards
+        for card in cards:  # _remove, written out: a match is the most frequent action
+            for place, held in enumerate(hand):
+                if held is card:
+                    del hand[place]
+                    break
+            else:
+                hand.remove(card)  # an equal card made elsewhere
         if self.options.dos_call:
             self._hand_changed(seat)
         index = action.position - 1
         target = self.center_row[index]
-        cards = action.cards
         found = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
         assert found is not None, "a legal match has a declaration"
         declaration, declared = found
         self.cr_matched[index] = action.cards
         self.matches += 1
-        if declaration.bonus is not Bonus.NONE:
+        if declaration.bonus is not _NO_BONUS:
             self.bonuses += 1
         events.append(
             Event(
-                EventKind.MATCHED,
+                _MATCHED,
                 seat,
                 {
                     "position": action.position,
@@ -977,7 +993,7 @@ class Game:
                 },
             )
         )
-        if declaration.bonus is Bonus.DOUBLE_COLOUR:
+        if declaration.bonus is _DOUBLE_COLOUR:
             count = len(self.players)
             for step in range(1, count):
                 self._draw_into((seat + step) % count, 1, "double_colour", events)
@@ -988,14 +1004,14 @@ class Game:
         card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
         self.drawn = card
         if card is None:
-            events.append(Event(EventKind.DREW, seat, {"count": 0, "reason": "draw"},
+            events.append(Event(_DREW, seat, {"count": 0, "reason": "draw"},
                                 {"cards": []}))
             return
         self.hands[seat].append(card)
         if self.options.dos_call:
             self._hand_changed(seat)
         events.append(
-            Event(EventKind.DREW, seat, {"count": 1, "reason": "draw"}, {"cards": [card.code]})
+            Event(_DREW, seat, {"count": 1, "reason": "draw"}, {"cards": [card.code]})
         )
 
     def _draw_into(self, seat: int, count: int, reason: str, events: list[Event]) -> None:
@@ -1009,7 +1025,7 @@ class Game:
         if drawn and self.options.dos_call:
             self._hand_changed(seat)
         events.append(
-            Event(EventKind.DREW, seat, {"count": len(drawn), "reason": reason},
+            Event(_DREW, seat, {"count": len(drawn), "reason": reason},
                   {"cards": [c.code for c in drawn]})
         )
 
@@ -1046,6 +1062,9 @@ class Game:
         return self.draw_pile.pop()
 
     def _apply_end(self, events: list[Event]) -> None:
+        """The end of the matching (4.1-4.3) and, unless a bonus phase follows, of the turn."""
+        seat = self.current
+        hand = self.hands[seat]
         if not self.bonus_phase:
             if self.matches:  # 4.1: matched CR cards and the cards on them go to discard
                 kept: list[Card] = []
@@ -1060,15 +1079,33 @@ class Game:
                 self.center_row = kept
                 self.cr_matched = [None] * len(kept)
                 events.append(
-                    Event(EventKind.DISCARDED, None, {"cards": [c.code for c in discarded]})
+                    Event(_DISCARDED, None, {"cards": [c.code for c in discarded]})
                 )
             if len(self.center_row) < 2:
                 self._refill(events, "refill")
-            if self.bonuses and self.hands[self.current]:
+            if self.bonuses and hand:
                 self.bonus_phase = True
                 self.placements_left = self.bonuses
                 return
-        self._finish_turn(events)
+        # The turn ends (written out here: this runs once a turn).
+        options = self.options
+        printed = options.dos_call and options.printed_dos_rule
+        if printed and self.penalty:  # 5.2: after 4.1-4.3, before 6.1
+            self._draw_into(seat, self.penalty, "caught", events)
+            self.penalty = 0
+        if not printed and options.dos_call and len(hand) == 2 and not self.called_dos:
+            self.dos_missed[seat] = True
+            events.append(Event(EventKind.DOS_MISSED, seat))
+        following = (seat + 1) % len(self.players)
+        events.append(Event(_TURN_ENDED, seat, {"next": following if hand else None}))
+        if not hand:
+            self._end_round(seat, events)
+            return
+        self.current = following
+        self.turn_no += 1
+        self._reset_turn()
+        if not printed:
+            self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
     def _refill(self, events: list[Event], reason: str) -> None:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
@@ -1082,31 +1119,9 @@ class Game:
             flipped.append(card)
         if flipped:
             events.append(
-                Event(EventKind.CR_FLIPPED, None,
+                Event(_CR_FLIPPED, None,
                       {"cards": [c.code for c in flipped], "reason": reason})
             )
-
-    def _finish_turn(self, events: list[Event]) -> None:
-        seat = self.current
-        hand = self.hands[seat]
-        printed = self.options.dos_call and self.options.printed_dos_rule
-        if printed and self.penalty:  # 5.2: after 4.1-4.3, before 6.1
-            self._draw_into(seat, self.penalty, "caught", events)
-            self.penalty = 0
-        if not printed and self.options.dos_call and len(hand) == 2 and not self.called_dos:
-            self.dos_missed[seat] = True
-            events.append(Event(EventKind.DOS_MISSED, seat))
-        count = len(self.players)
-        following = (seat + 1) % count
-        events.append(Event(EventKind.TURN_ENDED, seat, {"next": following if hand else None}))
-        if not hand:
-            self._end_round(seat, events)
-            return
-        self.current = following
-        self.turn_no += 1
-        self._reset_turn()
-        if not printed:
-            self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
     def _reset_turn(self) -> None:
         self.drawn = None
@@ -1185,7 +1200,7 @@ class Game:
         )
         for seat in range(count):
             events.append(
-                Event(EventKind.DREW, seat, {"count": HAND_SIZE, "reason": "deal"},
+                Event(_DREW, seat, {"count": HAND_SIZE, "reason": "deal"},
                       {"cards": [c.code for c in self.hands[seat]]})
             )
         self._refill(events, "deal")
