@@ -233,6 +233,14 @@ class SmtpSink:
         return [parse_email(content) for content in raw]
 
 
+@pytest.fixture
+def smtp() -> Iterator[SmtpSink]:
+    """A real SMTP server (aiosmtpd) on a free loopback port, for the test's app to mail to."""
+    sink = SmtpSink().start()
+    yield sink
+    sink.stop()
+
+
 def parse_email(content: bytes) -> EmailMessage:
     return email.message_from_bytes(content, policy=email.policy.default)
 
@@ -267,13 +275,16 @@ def race(count: int, send: Callable[[int], requests.Response]) -> list[requests.
 BIN = Path(sys.executable).parent  # the venv's gunicorn and flask
 
 
-def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
+def wait_for(check: Callable[[], bool], timeout: float, what: str,
+             log: Callable[[], str] | None = None) -> None:
+    """Until ``check()``; else fail naming ``what`` (and the tail of ``log()``, if given)."""
     ends = time.monotonic() + timeout
     while time.monotonic() < ends:
         if check():
             return
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    tail = f"\n{log()[-4000:]}" if log is not None else ""
+    raise AssertionError(f"timed out waiting for {what}{tail}")
 
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:

@@ -9,16 +9,9 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from testkit import SmtpSink, app_factory, backend, db_url
+from testkit import SmtpSink, app_factory, backend, db_url, smtp
 
 __all__ = ["backend", "db_url", "mail_app", "make_app", "smtp"]
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpSink]:
-    sink = SmtpSink().start()
-    yield sink
-    sink.stop()
 
 
 @pytest.fixture

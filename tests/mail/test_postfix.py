@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -34,7 +33,7 @@ from dos_engine import Game
 from dos_server import create_app
 from dos_server.extensions import db
 from dos_server.models import GameRow, InboundMessageRow
-from testkit import free_port
+from testkit import free_port, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -43,15 +42,6 @@ FLASK = str(Path(sys.executable).parent / "flask")
 SECRET = "postfix-test-secret"
 DOMAIN = "play.test"
 DORA = f"dora@{PLAYERS}"
-
-
-def _wait(check: Callable[[], bool], timeout: float, what: str, log: Callable[[], str]) -> None:
-    ends = time.monotonic() + timeout
-    while time.monotonic() < ends:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}\n{log()[-4000:]}")
 
 
 @pytest.fixture
@@ -114,7 +104,7 @@ def stack(postfix_ok: None, db_url: str, tmp_path: Path,
                 return False
             return True
 
-        _wait(listening, 30, "mail-in to listen", logs)
+        wait_for(listening, 30, "mail-in to listen", logs)
         yield app, postfix, logs
     finally:
         for process in (mailin, worker):
@@ -161,7 +151,7 @@ def test_the_loop_through_postfix(stack: tuple[Flask, Postfix, Callable[[], str]
     def turn_emails() -> list[EmailMessage]:
         return [m for m in _inbox(postfix) if m["X-DOS-Event"] == "your_turn"]
 
-    _wait(lambda: bool(turn_emails()), 60, "the your-turn email in dora's mailbox", logs)
+    wait_for(lambda: bool(turn_emails()), 60, "the your-turn email in dora's mailbox", logs)
     turn = turn_emails()[-1]
     assert turn["List-Unsubscribe"].startswith("<https://") or \
         turn["List-Unsubscribe"].startswith("<http://")
@@ -175,8 +165,8 @@ def test_the_loop_through_postfix(stack: tuple[Flask, Postfix, Callable[[], str]
     reply["In-Reply-To"] = str(turn["Message-ID"])
     reply.set_content("1\n\nDora\n")
     postfix.sendmail(DORA, bytes(reply))
-    _wait(lambda: _game(app, game_id)[0] > version, 60, "the emailed move to apply", logs)
-    _wait(lambda: any(m["X-DOS-Event"] == "mail_reply" for m in _inbox(postfix)), 60,
+    wait_for(lambda: _game(app, game_id)[0] > version, 60, "the emailed move to apply", logs)
+    wait_for(lambda: any(m["X-DOS-Event"] == "mail_reply" for m in _inbox(postfix)), 60,
           "the answer in dora's mailbox", logs)
     answer_mail = next(m for m in _inbox(postfix) if m["X-DOS-Event"] == "mail_reply")
     assert answer_mail["In-Reply-To"] == reply["Message-ID"]

@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from notify_helpers import Receiver
 
-from testkit import SmtpSink, app_factory, backend, db_url
+from testkit import SmtpSink, app_factory, backend, db_url, smtp
 
 __all__ = ["backend", "db_url", "mail_app", "make_app", "receiver", "smtp"]
 
@@ -20,13 +20,6 @@ __all__ = ["backend", "db_url", "mail_app", "make_app", "receiver", "smtp"]
 def make_app(db_url: str, tmp_path: Path) -> Iterator[Callable[..., Flask]]:
     with app_factory(db_url, INSTANCE_PATH=str(tmp_path / "instance")) as make:
         yield make
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpSink]:
-    sink = SmtpSink().start()
-    yield sink
-    sink.stop()
 
 
 @pytest.fixture
