@@ -50,6 +50,11 @@ lint: dev
 typecheck: dev
 	$(PY) -m mypy
 
+# The database tests run on SQLite and, with TEST_DATABASE_URL, on PostgreSQL too; the soak needs
+# PostgreSQL. A PostgreSQL answering on the usual local address is used unless you set another.
+TEST_DATABASE_URL ?= $(shell pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null && echo postgresql+psycopg://postgres@127.0.0.1:5432/test)
+export TEST_DATABASE_URL
+
 test: dev
 	$(PY) -m ruff check .
 	$(PY) -m mypy
