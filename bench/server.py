@@ -8,8 +8,11 @@ Run it from the repository root::
 
 For each backend it creates a fresh database (PostgreSQL: a new database ``dos_bench_<pid>`` on
 ``--pg-url``, dropped at the end; SQLite: a file in a temporary directory), upgrades the schema
-with ``flask db upgrade``, starts ``gunicorn -w 2 --threads 4 dos_server.wsgi:app`` on a free
-loopback port as a subprocess, waits for ``/readyz`` and always stops it at the end. Then:
+with ``flask db upgrade``, starts gunicorn with the product's own serving configuration
+(``--config python:dos_server.gunicorn_conf``: 2 gevent workers, as ``make run`` and the Procfile
+do; ``--threads N`` measures the older sync ``gthread`` model instead) on a free loopback port as a
+subprocess, waits for ``/readyz`` and always stops it at the end. A short warm-up of every phase
+(not recorded) comes first: the first requests of a worker import and connect. Then:
 
 * ceiling: ``--clients`` client processes (one keep-alive connection each) call the no-op
   ``GET /api/ping`` for ``--seconds``, before the other phases and again after them (the
@@ -85,16 +88,16 @@ class Settings:
     filler: int  # games inserted for the scaling measurement
     events: int  # history rows of the long game
     workers: int
-    threads: int
+    threads: int  # 0: the product's gevent workers; N: sync workers with N threads each
     rounds: int = 1  # the concurrent phases, repeated (each round has its own ceiling)
 
 
 FULL = Settings(seconds=12.0, clients=8, games_per_client=3, max_requests_per_client=200_000,
                 sequential=400, sequential_submits=150, filler=100_000, events=5_000,
-                workers=2, threads=4)
+                workers=2, threads=0)
 QUICK = Settings(seconds=2.0, clients=8, games_per_client=2, max_requests_per_client=20_000,
                  sequential=100, sequential_submits=40, filler=2_000, events=5_000,
-                 workers=2, threads=4)
+                 workers=2, threads=0)
 
 
 # -- HTTP client ------------------------------------------------------------------------------
@@ -652,9 +655,11 @@ def gunicorn(env: dict[str, str], settings: Settings, log: Path,
              database: str | None = None) -> Iterator[Server]:
     port = free_port()
     with log.open("w") as log_file:
+        serving = (["--threads", str(settings.threads), "--worker-class", "gthread"]
+                   if settings.threads else ["--config", "python:dos_server.gunicorn_conf"])
         process = subprocess.Popen(
-            [str(BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", str(settings.workers),
-             "--threads", str(settings.threads), "--graceful-timeout", "5", "dos_server.wsgi:app"],
+            [str(BIN / "gunicorn"), *serving, "--bind", f"127.0.0.1:{port}",
+             "--workers", str(settings.workers), "--graceful-timeout", "5", "dos_server.wsgi:app"],
             cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
         try:
             wait_ready(port, process, log)
@@ -698,9 +703,12 @@ def run_backend(backend: Backend, settings: Settings, log: Path) -> dict[str, An
     upgrade_schema(env)
     out: dict[str, Any] = {}
     with gunicorn(env, settings, log, backend.database) as server:
-        print(f"\n== {backend.name}: gunicorn -w {settings.workers} --threads {settings.threads} on "
+        serving = (f"--threads {settings.threads}" if settings.threads
+                   else "the product's gevent config")
+        print(f"\n== {backend.name}: gunicorn -w {settings.workers}, {serving}, on "
               f"127.0.0.1:{server.port}, {settings.clients} client processes, "
               f"{settings.seconds:g} s per phase")
+        warm_up(server, settings)
         out["rounds"] = [one_round(server, settings, n) for n in range(settings.rounds)]
         if settings.rounds > 1:
             print(f"\nmedian of {settings.rounds} rounds: " + ", ".join(
@@ -709,6 +717,14 @@ def run_backend(backend: Backend, settings: Settings, log: Path) -> dict[str, An
         if settings.filler:
             out["scaling"] = scaling(backend, server.port, settings)
     return out
+
+
+def warm_up(server: Server, settings: Settings) -> None:
+    """Every phase briefly, not recorded: a worker's first requests import modules and open
+    database connections, which made the first ceiling read low (1,150 against 2,488 req/s)."""
+    short = Settings(**{**asdict(settings), "seconds": min(settings.seconds, 2.0)})
+    for number, mode in enumerate(("ping", "play", "read", "cread")):
+        concurrent_phase(mode, server, short, 900 + number)
 
 
 def one_round(server: Server, settings: Settings, number: int) -> dict[str, Any]:
@@ -891,7 +907,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--filler", type=int,
                         help="games inserted for the scaling measurement (0: no scaling part)")
     parser.add_argument("--workers", type=int, help="gunicorn workers")
-    parser.add_argument("--threads", type=int, help="gunicorn threads per worker")
+    parser.add_argument("--threads", type=int,
+                        help="sync gthread workers with N threads each instead of the product's "
+                             "gevent workers")
     parser.add_argument("--rounds", type=int, help="repeat the concurrent phases (default 1)")
     parser.add_argument("--pg-url", default=os.environ.get("DOS_BENCH_PG_URL", DEFAULT_PG_URL),
                         help="an admin URL of the PostgreSQL server (a database is created on it)")
@@ -900,8 +918,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = QUICK if args.quick else FULL
     names = ("seconds", "clients", "filler", "workers", "threads", "rounds")
     overrides = {key: getattr(args, key) for key in names if getattr(args, key) is not None}
-    if any(value <= 0 for key, value in overrides.items() if key != "filler") or \
-            overrides.get("filler", 0) < 0:
+    if any(value <= 0 for key, value in overrides.items() if key not in ("filler", "threads")) \
+            or overrides.get("filler", 0) < 0 or overrides.get("threads", 0) < 0:
         parser.error("numbers must be positive")
     settings = Settings(**{**asdict(settings), **overrides})
     backends = ("postgresql", "sqlite") if args.backend == "both" else (args.backend,)
