@@ -63,7 +63,7 @@ from dos_server.models import (
     as_utc,
     utcnow,
 )
-from dos_server.services import access, archive, digest, inbound, notify, play
+from dos_server.services import access, archive, digest, inbound, locks, notify, play
 
 log = logging.getLogger("dos_server.worker")
 
@@ -180,6 +180,11 @@ def _record(notification_id: int, error: DeliveryError | None, elapsed_ms: int,
             now: datetime) -> None:
     schedule = [float(s) for s in current_app.config["RETRY_SCHEDULE"]]
     with write_transaction():
+        if error is not None:  # a failure may change the game's seats: its lock comes first
+            game_id = db.session.execute(select(NotificationRow.game_id).where(
+                NotificationRow.id == notification_id)).scalar_one_or_none()
+            if game_id is not None:
+                locks.lock_games([game_id])
         row = db.session.execute(
             select(NotificationRow).where(NotificationRow.id == notification_id)
             .with_for_update()

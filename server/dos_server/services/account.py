@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import ColumnElement, delete, func, or_, select, update
 
 from dos_server import tokens
 from dos_server.database import write_transaction
@@ -50,6 +50,7 @@ from dos_server.models import (
 from dos_server.problems import Problem
 from dos_server.services import notify
 from dos_server.services.access import find_seat, get_game, seat_token
+from dos_server.services.locks import lock_games
 from dos_server.validation import email_key
 from dos_server.web import links as web_links
 
@@ -63,6 +64,7 @@ ACCEPTED = {
               "if nothing arrives.",
 }
 STATUS_ORDER = {"active": 0, "waiting": 1, "finished": 2, "cancelled": 3}
+CLOSED = ("finished", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,7 @@ def request_login(address: str) -> dict[str, Any]:
                           "too many sign-in codes were asked for this address in the last "
                           "hour; use one already sent, or try again later",
                           headers={"Retry-After": "3600"})
-        db.session.execute(delete(LoginCodeRow).where(
-            LoginCodeRow.email_key == key, LoginCodeRow.created_at < now - timedelta(days=1)))
+        _delete_codes(key, LoginCodeRow.created_at < now - timedelta(days=1))
         row = LoginCodeRow(id=secrets.token_hex(8), email_key=key, address=address,
                            nonce=secrets.token_hex(16), created_at=now,
                            expires_at=now + timedelta(minutes=minutes), attempts=0)
@@ -131,14 +132,8 @@ def verify_code(address: str, code: str, user_agent: str | None,
     given = re.sub(r"[\s-]", "", code)
     now = utcnow()
     with write_transaction():
-        rows = db.session.execute(
-            select(LoginCodeRow)
-            .where(LoginCodeRow.email_key == key, LoginCodeRow.used_at.is_(None),
-                   LoginCodeRow.expires_at > now,
-                   LoginCodeRow.attempts < int(current_app.config["LOGIN_MAX_ATTEMPTS"]))
-            .order_by(LoginCodeRow.created_at)
-            .with_for_update()
-        ).scalars().all()
+        rows = _lock_codes(key, LoginCodeRow.used_at.is_(None), LoginCodeRow.expires_at > now,
+                           LoginCodeRow.attempts < int(current_app.config["LOGIN_MAX_ATTEMPTS"]))
         matched = [row for row in rows
                    if any(hmac.compare_digest(login_code(row.nonce, k), given) for k in _keys())]
         if matched:
@@ -159,17 +154,33 @@ def verify_link(link_token: str, user_agent: str | None, kind: str = "api") -> d
         raise tokens.unauthorized("this is not a valid sign-in link for this server")
     now = utcnow()
     with write_transaction():
-        row = db.session.execute(
-            select(LoginCodeRow).where(LoginCodeRow.id == code_id).with_for_update()
+        # The address's live codes, locked in the order every sign-in locks them (not this
+        # code first: a code typed at the same moment would hold the others).
+        key = db.session.execute(
+            select(LoginCodeRow.email_key).where(LoginCodeRow.id == code_id)
         ).scalar_one_or_none()
-        if row is not None and row.used_at is None and as_utc(row.expires_at) > now:
-            rows = db.session.execute(
-                select(LoginCodeRow).where(LoginCodeRow.email_key == row.email_key,
-                                           LoginCodeRow.used_at.is_(None)).with_for_update()
-            ).scalars().all()
+        rows = [] if key is None else _lock_codes(key, LoginCodeRow.used_at.is_(None),
+                                                  LoginCodeRow.expires_at > now)
+        row = next((r for r in rows if r.id == code_id), None)
+        if row is not None:
             return _sign_in(rows, row.address, now, user_agent, kind)
     raise tokens.unauthorized("this sign-in link was used already or has expired; ask for a "
                               "new one")
+
+
+def _lock_codes(key: str, *where: ColumnElement[bool]) -> Sequence[LoginCodeRow]:
+    """Lock this address's codes (those matching ``where``) in the one order every writer
+    takes them (services/locks.py): by creation, then id."""
+    return db.session.execute(
+        select(LoginCodeRow).where(LoginCodeRow.email_key == key, *where)
+        .order_by(LoginCodeRow.created_at, LoginCodeRow.id).with_for_update()
+    ).scalars().all()
+
+
+def _delete_codes(key: str, *where: ColumnElement[bool]) -> None:
+    gone = [row.id for row in _lock_codes(key, *where)]
+    if gone:
+        db.session.execute(delete(LoginCodeRow).where(LoginCodeRow.id.in_(gone)))
 
 
 def _sign_in(rows: Sequence[LoginCodeRow], address: str, now: datetime, user_agent: str | None,
@@ -254,11 +265,19 @@ def revoke_all(bearer: str | None) -> dict[str, Any]:
     """Sign out everywhere: every session of this identity, this one included."""
     account = authenticate(bearer)
     with write_transaction():
-        gone = db.session.execute(
-            delete(AccountSessionRow).where(AccountSessionRow.email_key == account.email_key)
-            .returning(AccountSessionRow.id)
-        ).scalars().all()
-    return {"revoked": sorted(gone)}
+        gone = _delete_sessions(account.email_key)
+    return {"revoked": gone}
+
+
+def _delete_sessions(key: str) -> list[str]:
+    """Every session of the identity, locked by ascending id first (one order for all)."""
+    gone = list(db.session.execute(
+        select(AccountSessionRow.id).where(AccountSessionRow.email_key == key)
+        .order_by(AccountSessionRow.id).with_for_update()
+    ).scalars())
+    if gone:
+        db.session.execute(delete(AccountSessionRow).where(AccountSessionRow.id.in_(gone)))
+    return gone
 
 
 # -- my games -------------------------------------------------------------------------------
@@ -406,15 +425,23 @@ def set_settings(bearer: str | None, digest: bool | None) -> dict[str, Any]:
     """Digest or per-turn emails in all your games (those you did not set one by one)."""
     account = authenticate(bearer)
     with write_transaction():
-        identity = db.session.get(IdentityRow, account.email_key)
+        identity = db.session.execute(
+            select(IdentityRow).where(IdentityRow.email_key == account.email_key)
+            .with_for_update()
+        ).scalar_one_or_none()
         if identity is None:  # its sessions outlived it (DELETE /api/me raced a request)
             raise tokens.unauthorized("this identity was deleted; sign in again")
         identity.digest = digest
         changed = 0
         if digest is not None:
+            # The games before their seats, as a turn takes them (services/locks.py): seats
+            # locked in scan order without their game deadlocked with a turn on a game
+            # where this person holds two seats.
+            following = (SeatRow.owner_key == account.email_key,
+                         SeatRow.digest_chosen.is_(False))
+            games = lock_games(select(SeatRow.game_id).where(*following))
             changed = len(db.session.execute(
-                update(SeatRow).where(SeatRow.owner_key == account.email_key,
-                                      SeatRow.digest_chosen.is_(False))
+                update(SeatRow).where(*following, SeatRow.game_id.in_(games))
                 .values(digest=digest).returning(SeatRow.id)
             ).scalars().all())
         return {"email": identity.address, "digest": identity.digest, "games_changed": changed}
@@ -487,26 +514,29 @@ def forget(bearer: str | None) -> dict[str, Any]:
     account = authenticate(bearer)
     key = account.email_key
     with write_transaction():
-        closed = select(GameRow.id).where(GameRow.status.in_(("finished", "cancelled")))
+        # In the one lock order (services/locks.py): messages, the identity, the closed
+        # games, their seats, their outbox rows, then the address's own rows.
+        closed = select(GameRow.id).where(GameRow.status.in_(CLOSED))
+        db.session.execute(delete(InboundMessageRow).where(
+            func.lower(InboundMessageRow.mail_from) == key,
+            InboundMessageRow.status != "received", InboundMessageRow.game_id.in_(closed)))
+        db.session.execute(delete(IdentityRow).where(IdentityRow.email_key == key))
         mine = or_(SeatRow.owner_key == key, func.lower(SeatRow.email) == key)
+        games = lock_games(select(SeatRow.game_id).where(mine), GameRow.status.in_(CLOSED))
         forgotten = db.session.execute(
-            update(SeatRow).where(mine, SeatRow.game_id.in_(closed))
+            update(SeatRow).where(mine, SeatRow.game_id.in_(games))
             .values(email=None, owner_email=None, owner_key=None)
             .returning(SeatRow.game_id)
         ).scalars().all()
         kept = db.session.execute(
-            select(SeatRow.game_id).where(mine, SeatRow.game_id.not_in(closed))
+            select(SeatRow.game_id).where(mine, SeatRow.game_id.not_in(games))
         ).scalars().all()
         db.session.execute(delete(NotificationRow).where(
             func.lower(NotificationRow.target) == key, NotificationRow.status != "pending",
             or_(NotificationRow.game_id.is_(None), NotificationRow.game_id.in_(closed))))
-        db.session.execute(delete(InboundMessageRow).where(
-            func.lower(InboundMessageRow.mail_from) == key,
-            InboundMessageRow.status != "received", InboundMessageRow.game_id.in_(closed)))
         db.session.execute(delete(DigestRow).where(func.lower(DigestRow.address) == key))
-        db.session.execute(delete(LoginCodeRow).where(LoginCodeRow.email_key == key))
-        db.session.execute(delete(AccountSessionRow).where(AccountSessionRow.email_key == key))
-        db.session.execute(delete(IdentityRow).where(IdentityRow.email_key == key))
+        _delete_codes(key)
+        _delete_sessions(key)
     return {"deleted": True, "forgotten_in_games": sorted(set(forgotten)),
             "kept_in_games_in_play": sorted(set(kept))}
 

@@ -285,7 +285,12 @@ def _unsubscribe(row: InboundMessageRow) -> bool:
     if found is None:
         return False
     claims = tokens.read_unsubscribe_mail(found)
-    game = db.session.get(GameRow, claims[0]) if claims is not None else None
+    game = None
+    if claims is not None:  # a seat is written only under its game's lock (services/locks.py)
+        try:
+            game = access.get_game(claims[0], for_update=True)
+        except Problem:  # no such game
+            game = None
     seat = None if game is None or claims is None else access.find_seat(game, claims[1], None)
     if seat is None:
         _finish(row, None, "ignored", "bad-token", None)
