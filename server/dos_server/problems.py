@@ -15,6 +15,7 @@ import marshmallow as ma
 from apispec import BasePlugin
 from flask import Flask, Response, current_app, json
 from flask_smorest import Api
+from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 PROBLEM_BASE = "https://dos-by-mail.invalid/problems/"
@@ -186,9 +187,40 @@ class ProblemApi(Api):  # type: ignore[misc]
         return problem_response(problem_from_http(error))
 
 
+# PostgreSQL's SQLSTATEs for a transaction it rolled back so that another could go on:
+# deadlock_detected and serialization_failure. Writers take their locks in one order
+# (services/locks.py), so neither should happen; if one does, the client may simply retry.
+RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+
+
+def busy_problem(error: BaseException) -> Problem | None:
+    """A 503 with Retry-After for a write the database gave up on for now (a deadlock or a
+    serialization failure on PostgreSQL, a lock SQLite waited for in vain); None otherwise.
+
+    The write transaction was rolled back whole (``database.write_transaction``), so the
+    request can be sent again as it was (dos-client retries its GETs and POSTs on a 503).
+    """
+    if not isinstance(error, DBAPIError):
+        return None
+    cause = error.orig
+    retryable = (getattr(cause, "sqlstate", None) in RETRYABLE_SQLSTATES
+                 or getattr(cause, "sqlite_errorname", None) == "SQLITE_BUSY")
+    if not retryable:
+        return None
+    log.warning("the database turned a write away (answered 503): %s: %s",
+                type(cause).__name__, str(cause).partition("\n")[0])
+    return Problem(503, "busy", "Busy, try again",
+                   "the database had to turn this request away while another change went "
+                   "through at the same moment; nothing was changed. Send it again.",
+                   headers={"Retry-After": "1"})
+
+
 def _unexpected(error: BaseException) -> Response:
     if isinstance(error, HTTPException) and not isinstance(error, InternalServerError):
         return problem_response(problem_from_http(error))
+    busy = busy_problem(error)
+    if busy is not None:
+        return problem_response(busy)
     log.error("unexpected error", exc_info=error)
     return problem_response(
         Problem(500, "internal-error", "Internal server error",

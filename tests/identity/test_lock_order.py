@@ -11,6 +11,7 @@ seat 0 and waited for seat 1. The races after them hammer the same pairs on both
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -24,11 +25,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 from identity_helpers import auth, create, sign_in
 
-from dos_engine import Game
+from dos_engine import Game, GameRecord, replay
 from dos_server import worker
 from dos_server.config import normalize_database_url
 from dos_server.extensions import db
-from dos_server.models import GameRow, IdentityRow, SeatRow, utcnow
+from dos_server.models import EventRow, GameRow, IdentityRow, SeatRow, utcnow
 from testkit import PG_URL, SmtpSink, serving, wait_for
 
 ANN, BOB = "ann@example.org", "bob@example.org"
@@ -183,3 +184,195 @@ def test_settings_change_queued_with_a_turn_is_no_deadlock(mail_app: Flask, smtp
     assert _state(mail_app, game_id)[1] == version + 1
 
 
+@ON_POSTGRESQL
+def test_forgetting_queued_with_a_request_on_the_game_is_no_deadlock(
+        mail_app: Flask, smtp: SmtpSink, db_url: str) -> None:
+    client = mail_app.test_client()
+    game_id, tokens = _game_with_two_seats_of_ann(client)
+    _finish(mail_app, game_id)  # forgetting an identity clears its seats in closed games
+    account = sign_in(client, mail_app, smtp, ANN)
+    assert _first_of_anns_seats(db_url, game_id) == 1
+    with serving(mail_app) as url, _seat_locked(db_url, game_id, 1) as lock:
+        forget, resign = _one_after_another(
+            lock,
+            lambda: requests.delete(f"{url}/api/me", headers=auth(account), timeout=60),
+            lambda: requests.post(f"{url}/api/games/{game_id}/resign", headers=auth(tokens[2]),
+                                  timeout=60))
+    assert forget.status_code == 200, forget.text
+    assert forget.json()["forgotten_in_games"] == [game_id]
+    assert resign.status_code == 409, resign.text  # the game is over: nothing to resign from
+    seats = _seats(mail_app, game_id)
+    assert [(s.email, s.owner_key) for s in seats] == [(None, None), (None, None), (BOB, BOB)]
+
+
+@ON_POSTGRESQL
+def test_a_deadlock_that_slips_through_is_a_503_to_retry(mail_app: Flask,
+                                                         db_url: str) -> None:
+    """Safety net: should a deadlock happen all the same, its victim gets a 503 problem with
+    Retry-After (nothing was changed), not a 500. Here another transaction takes seat 2,
+    then the game, against a turn's order (the game, then seats 0, 1, 2)."""
+    client = mail_app.test_client()
+    game_id, tokens = _game_with_two_seats_of_ann(client)
+    path, body, headers = _turn(mail_app, game_id, tokens)
+    _, version = _state(mail_app, game_id)
+    with serving(mail_app) as url, _seat_locked(db_url, game_id, 2) as lock, \
+            ThreadPoolExecutor(1) as pool:
+        # The turn's backend waited first, so it finds the deadlock (after deadlock_timeout)
+        # long before this one would, and it is the one PostgreSQL rolls back.
+        lock.holder.execute(sa.text("SET LOCAL deadlock_timeout = '60s'"))
+        turn = pool.submit(lambda: requests.post(url + path, json=body, headers=headers,
+                                                 timeout=60))
+        lock.wait_until_queued(1)
+        lock.holder.execute(sa.text("SELECT id FROM games WHERE id = :g FOR UPDATE"),
+                            {"g": game_id})
+        answer = turn.result(timeout=60)
+    assert answer.status_code == 503, answer.text
+    assert answer.headers["Content-Type"].startswith("application/problem+json")
+    assert answer.headers["Retry-After"] == "1"
+    assert answer.json()["type"].endswith("/busy")
+    assert _state(mail_app, game_id)[1] == version  # rolled back whole
+    again = client.post(path, json=body, headers=headers)  # sent again, it goes through
+    assert again.status_code == 200, again.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_busy_sqlite_database_is_a_503_to_retry(make_app: Callable[..., Flask],
+                                                   db_url: str) -> None:
+    app = make_app(SQLITE_BUSY_TIMEOUT_SECONDS=0.1)
+    client = app.test_client()
+    game_id, tokens = _game_with_two_seats_of_ann(client)
+    path, body, headers = _turn(app, game_id, tokens)
+    engine = sa.create_engine(db_url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as other:
+            other.exec_driver_sql("BEGIN IMMEDIATE")  # another writer holds the database
+            answer = client.post(path, json=body, headers=headers)
+            other.rollback()
+    finally:
+        engine.dispose()
+    assert answer.status_code == 503, answer.get_data(as_text=True)
+    assert answer.mimetype == "application/problem+json"
+    assert answer.headers["Retry-After"] == "1"
+    assert client.post(path, json=body, headers=headers).status_code == 200
+
+
+# -- races on both backends ---------------------------------------------------------------
+
+
+def _together(*calls: Callable[[], Any]) -> list[Any]:
+    """Run ``calls`` at once, each in its own thread behind a barrier; their results in order.
+    No HTTP answer among them may be a 5xx."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call: Callable[[], Any]) -> Any:
+        barrier.wait(15)
+        return call()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        results = [f.result(timeout=120) for f in [pool.submit(run, c) for c in calls]]
+    answers = [r for r in results if isinstance(r, requests.Response)]
+    assert all(r.status_code < 500 for r in answers), [r.text for r in answers]
+    return results
+
+
+def _digests_follow_the_identity(app: Flask, game_id: str) -> None:
+    """No lost change: each of Ann's seats has the digest setting her identity has now."""
+    with app.app_context():
+        identity = db.session.get(IdentityRow, ANN)
+        assert identity is not None
+        seats = list(db.session.execute(db.select(SeatRow).where(
+            SeatRow.game_id == game_id, SeatRow.owner_key == ANN)).scalars())
+        assert [s.digest for s in seats] == [bool(identity.digest)] * len(seats)
+        db.session.remove()
+
+
+def _history_replays_to_the_state(app: Flask, game_id: str) -> None:
+    with app.app_context():
+        game = db.session.get(GameRow, game_id)
+        assert game is not None and game.state is not None
+        state = Game.from_dict(game.state)
+        actions = db.session.execute(
+            db.select(EventRow.seat, EventRow.data)
+            .where(EventRow.game_id == game_id, EventRow.kind == "action")
+            .order_by(EventRow.seq)).all()
+        db.session.remove()
+    record = GameRecord(state.players, state.seed, state.options,
+                        tuple((seat, data["action"]) for seat, data in actions))
+    assert replay(record) == state
+
+
+def test_races_on_a_game_where_ann_holds_two_seats(mail_app: Flask, smtp: SmtpSink) -> None:
+    """Joins, turns, a resignation, the worker's timeout pass and forgetting, each racing
+    Ann's settings changes: no 5xx, and what committed is consistent."""
+    client = mail_app.test_client()
+    game = create(client, [{"name": "ann", "email": ANN}, {"name": "ann2", "email": ANN},
+                           {"name": "bob", "email": BOB}], turn_time_limit=3600)
+    game_id = game["id"]
+    invites = {i["seat"]: i["invite"] for i in game["invites"]}
+    tokens = {seat: client.post(f"/api/games/{game_id}/join", json={"invite": invites[seat]})
+              .get_json()["player_token"] for seat in (0, 2)}
+    account = sign_in(client, mail_app, smtp, ANN)
+
+    with serving(mail_app) as url:
+        def settings(digest: bool) -> Callable[[], requests.Response]:
+            return lambda: requests.put(f"{url}/api/me/settings", json={"digest": digest},
+                                        headers=auth(account), timeout=60)
+
+        toggles = [settings(i % 2 == 0) for i in range(6)]
+        # Ann claims her second seat (the game starts) while she changes her settings.
+        joins = _together(*[lambda: requests.post(f"{url}/api/games/{game_id}/join",
+                                                  json={"invite": invites[1]}, timeout=60)
+                            for _ in range(3)], *toggles)[:3]
+        assert sorted(r.status_code for r in joins) == [200, 409, 409]
+        tokens[1] = next(r.json()["player_token"] for r in joins if r.status_code == 200)
+        _digests_follow_the_identity(mail_app, game_id)
+
+        # A turn (raced four times), Bob's resignation and the worker's timeout pass.
+        path, body, headers = _turn(mail_app, game_id, tokens)
+        with mail_app.app_context():  # the turn's time is up: the worker may play it too
+            row = db.session.get(GameRow, game_id)
+            assert row is not None
+            row.turn_deadline = utcnow() - timedelta(seconds=1)
+            db.session.commit()
+            db.session.remove()
+
+        def worker_pass() -> int:
+            with mail_app.app_context():
+                try:
+                    return worker.check_deadlines(utcnow())
+                finally:
+                    db.session.remove()
+
+        results = _together(
+            *[lambda: requests.post(url + path, json=body, headers=headers, timeout=60)
+              for _ in range(4)],
+            lambda: requests.post(f"{url}/api/games/{game_id}/resign", headers=auth(tokens[2]),
+                                  timeout=60),
+            worker_pass, *toggles)
+        turns = [r.status_code for r in results[:4]]
+        assert turns.count(200) <= 1 and set(turns) <= {200, 409}, turns
+        assert results[4].status_code == 200, results[4].text
+        assert results[5] in (0, 1)  # the timeout pass played the rest of the turn, or nothing
+        _digests_follow_the_identity(mail_app, game_id)
+        _history_replays_to_the_state(mail_app, game_id)
+
+        # The game is over; Ann forgets her identity while its seats are asked for and her
+        # settings change.
+        _finish(mail_app, game_id)
+        path, body, headers = _turn(mail_app, game_id, tokens)
+        results = _together(
+            lambda: requests.delete(f"{url}/api/me", headers=auth(account), timeout=60),
+            *[lambda: requests.post(url + path, json=body, headers=headers, timeout=60)
+              for _ in range(3)],
+            *[lambda seat=seat: requests.post(f"{url}/api/games/{game_id}/resign",
+                                              headers=auth(tokens[seat]), timeout=60)
+              for seat in (0, 1)],
+            *toggles[:3])
+        assert results[0].status_code == 200, results[0].text
+        assert {r.status_code for r in results[1:6]} == {409}
+        assert {r.status_code for r in results[6:]} <= {200, 401}
+    seats = _seats(mail_app, game_id)
+    assert [(s.email, s.owner_key) for s in seats] == [(None, None), (None, None), (BOB, BOB)]
+    with mail_app.app_context():
+        assert db.session.get(IdentityRow, ANN) is None
+        db.session.remove()

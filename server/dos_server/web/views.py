@@ -28,7 +28,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 from werkzeug.wrappers import Response as BaseResponse
 
 from dos_server.extensions import limiter
-from dos_server.problems import Problem
+from dos_server.problems import Problem, busy_problem
 from dos_server.schemas import CreateGameIn, NotificationsIn, VacationIn
 from dos_server.services import access, account, lobby, notify, play, read, rematch, watch
 from dos_server.validation import clean_email
@@ -118,7 +118,10 @@ def _http_error(error: HTTPException) -> tuple[str, int] | tuple[str, int, dict[
 
 
 @bp.errorhandler(Exception)
-def _unexpected(error: BaseException) -> tuple[str, int]:
+def _unexpected(error: BaseException) -> tuple[str, int] | tuple[str, int, dict[str, str]]:
+    busy = busy_problem(error)
+    if busy is not None:
+        return _problem(busy)
     log.error("unexpected error on a page", exc_info=error)
     problem = Problem(500, "internal-error", "Something went wrong",
                       "something went wrong on the server; nothing was changed. Please try again.")
