@@ -27,6 +27,7 @@ IMMEDIATE``), and ``FOR UPDATE`` compiles to nothing there.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import ColumnElement, Select, select
 
@@ -34,7 +35,7 @@ from dos_server.extensions import db
 from dos_server.models import GameRow
 
 
-def lock_games(game_ids: Select[tuple[str]] | Iterable[str],
+def lock_games(game_ids: Select[Any] | Iterable[str],
                *where: ColumnElement[bool]) -> list[str]:
     """Lock the rows of these games (those that also match ``where``) in ascending id order,
     inside the caller's transaction; returns their ids in that order.
