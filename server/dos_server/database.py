@@ -2,7 +2,8 @@
 
 SQLite: WAL journal, a busy timeout, and ``BEGIN IMMEDIATE`` for write transactions so two
 writers queue on the database lock instead of failing at commit. PostgreSQL: the game row is
-locked with ``SELECT ... FOR UPDATE`` by the services.
+locked with ``SELECT ... FOR UPDATE`` by the services, every writer in the one order that
+services/locks.py sets out (so that none deadlocks).
 """
 
 from __future__ import annotations

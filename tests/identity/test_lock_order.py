@@ -1,4 +1,4 @@
-"""One lock order for every writer (server/dos_server/database.py says which): a person who
+"""One lock order for every writer (server/dos_server/services/locks.py): a person who
 holds two seats of one game changes their settings, or deletes their identity, while that game
 moves, and PostgreSQL never has to abort either request as a deadlock (that answered 500).
 
@@ -6,7 +6,9 @@ The first two tests build the deadlock's interleaving by hand on PostgreSQL: ano
 transaction holds seat 1's row lock, the account request starts and queues behind it, then a
 request on the game starts and queues too; the holder lets go. Before the lock order, the
 account request had seat 1 and waited for seat 0 while the game request had the game and
-seat 0 and waited for seat 1. The races after them hammer the same pairs on both backends.
+seat 0 and waited for seat 1. Two more tests check the safety net (a deadlock that slips
+through, and SQLite's busy timeout, answer 503 with Retry-After); the races at the end hammer
+the same pairs on both backends.
 """
 
 from __future__ import annotations
