@@ -25,7 +25,7 @@ import requests
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
-from identity_helpers import auth, create, sign_in
+from identity_helpers import auth, create, finish, sign_in
 
 from dos_engine import Game, GameRecord, replay
 from dos_server import worker
@@ -80,16 +80,6 @@ def _turn(app: Flask, game_id: str, tokens: dict[int, str]) -> tuple[str, dict[s
     action = state.legal_actions(state.current)[0].text()
     return (f"/api/games/{game_id}/actions", {"version": version, "actions": [action]},
             auth(tokens[state.current]))
-
-
-def _finish(app: Flask, game_id: str) -> None:
-    with app.app_context():
-        row = db.session.get(GameRow, game_id)
-        assert row is not None
-        row.status = "finished"
-        row.version += 1
-        db.session.commit()
-        db.session.remove()
 
 
 # -- the interleaving, by hand (PostgreSQL) ---------------------------------------------------
@@ -192,7 +182,7 @@ def test_forgetting_queued_with_a_request_on_the_game_is_no_deadlock(
         mail_app: Flask, smtp: SmtpSink, db_url: str) -> None:
     client = mail_app.test_client()
     game_id, tokens = _game_with_two_seats_of_ann(client)
-    _finish(mail_app, game_id)  # forgetting an identity clears its seats in closed games
+    finish(mail_app, game_id)  # forgetting an identity clears its seats in closed games
     account = sign_in(client, mail_app, smtp, ANN)
     assert _first_of_anns_seats(db_url, game_id) == 1
     with serving(mail_app) as url, _seat_locked(db_url, game_id, 1) as lock:
@@ -290,11 +280,8 @@ def _digests_follow_the_identity(app: Flask, game_id: str) -> None:
 
 
 def _history_replays_to_the_state(app: Flask, game_id: str) -> None:
+    state = _state(app, game_id)[0]
     with app.app_context():
-        game = db.session.get(GameRow, game_id)
-        assert game is not None
-        assert game.state is not None
-        state = Game.from_dict(game.state)
         actions = db.session.execute(
             db.select(EventRow.seat, EventRow.data)
             .where(EventRow.game_id == game_id, EventRow.kind == "action")
@@ -363,7 +350,7 @@ def test_races_on_a_game_where_ann_holds_two_seats(mail_app: Flask, smtp: SmtpSi
 
         # The game is over; Ann forgets her identity while its seats are asked for and her
         # settings change.
-        _finish(mail_app, game_id)
+        finish(mail_app, game_id)
         path, body, headers = _turn(mail_app, game_id, tokens)
         results = _together(
             lambda: requests.delete(f"{url}/api/me", headers=auth(account), timeout=60),

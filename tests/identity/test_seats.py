@@ -14,6 +14,7 @@ from identity_helpers import (
     auth,
     create,
     deliver,
+    finish,
     join_all,
     last_to,
     my_games,
@@ -221,25 +222,13 @@ def test_addresses_are_private(mail_app: Flask, smtp: SmtpSink) -> None:
                       headers=auth(tokens[0])).status_code == 403
 
 
-def _finish(app: Flask, game_id: str) -> None:
-    with app.app_context():
-        from dos_server.models import GameRow
-
-        row = db.session.get(GameRow, game_id)
-        assert row is not None
-        row.status = "finished"
-        row.version += 1
-        db.session.commit()
-        db.session.remove()
-
-
 def test_export_and_delete(mail_app: Flask, smtp: SmtpSink) -> None:
     client = mail_app.test_client()
     done = create(client, [{"name": "ann", "email": ANN}, {"name": "bob", "email": BOB}])
     live = create(client, [{"name": "ann", "email": ANN}, {"name": "bob", "email": BOB}])
     join_all(client, done)
     join_all(client, live)
-    _finish(mail_app, done["id"])
+    finish(mail_app, done["id"])
     account = sign_in(client, mail_app, smtp, ANN)
     exported = client.get("/api/me/export", headers=auth(account))
     assert exported.status_code == 200
