@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy import insert
+
 from dos_engine import (
     Action,
     DosError,
@@ -78,8 +80,11 @@ def after_move(game: GameRow, state: Game, before: TurnMark, rows: list[EventRow
     (a request stops before their turn and leaves it to the worker, see :func:`run_bots`).
     """
     if not any(seat_plays(seat) for seat in game.seats):
-        return rows + _end_without_people(game, state)
+        rows = rows + _end_without_people(game, state)
+        write_history(rows)
+        return rows
     rows = rows + run_bots(game, state, in_worker)
+    write_history(rows)  # before the outbox: its messages read the latest events
     save_state(game, state, before, now)
     notify.after_change(game, state, new_turn=state.turn_no != before.turn_no,
                         just_over=state.is_over and not before.over,
@@ -162,12 +167,30 @@ def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | Non
 
 def append_event(game: GameRow, seat: int | None, kind: str, data: dict[str, Any],
                  secret: dict[str, Any] | None = None) -> EventRow:
-    """Append one history row at the game's next sequence number and current version."""
+    """A history row at the game's next sequence number and current version.
+
+    Not added to the session: :func:`write_history` inserts a move's rows in one statement
+    (the unit of work would flush one object per row).
+    """
     row = EventRow(game_id=game.id, seq=game.next_seq, version=game.version, seat=seat,
                    kind=kind, data=data, secret=secret, created_at=utcnow())
-    db.session.add(row)
     game.next_seq += 1
     return row
+
+
+def write_history(rows: Sequence[EventRow]) -> None:
+    """Insert the rows :func:`append_event` made, in one statement (none if there are none)."""
+    if rows:
+        if db.session.new:  # a game created in this transaction is inserted first
+            db.session.flush()
+        # On the session's connection: ``Session.execute`` would flush the game row here, and
+        # again when the move's changes to it are complete.
+        db.session.connection().execute(insert(EventRow.__table__), [
+            {"game_id": row.game_id, "seq": row.seq, "version": row.version, "seat": row.seat,
+             "kind": row.kind, "data": row.data, "secret": row.secret,
+             "created_at": row.created_at}
+            for row in rows
+        ])
 
 
 def append_action(game: GameRow, seat: int, text: str) -> EventRow:
@@ -315,7 +338,9 @@ def resign_seat(game: GameRow, index: int) -> None:
     seat.resigned = True
     game.version += 1
     rows = [append_event(game, seat.index, "resigned", {})]
-    if game.state is not None:
+    if game.state is None:
+        write_history(rows)
+    else:
         state = Game.from_dict(game.state)
         after_move(game, state, TurnMark.of(state), rows)
 
