@@ -185,11 +185,11 @@ def write_game(game: GameRow) -> None:
     check, the UPDATE matches the version the game was read at (a backstop behind the lock).
     Anything else the caller changed on the row is still flushed by the ORM.
     """
-    read_version = inspect(game).attrs.version.history.deleted
+    bumped: Sequence[int] = inspect(game).attrs.version.history.deleted  # the version read
     values = {name: getattr(game, name) for name in _MOVE_COLUMNS}
     values["updated_at"] = utcnow()
     params = {**values, "game_id": game.id,
-              "read_version": read_version[0] if read_version else game.version}
+              "read_version": bumped[0] if bumped else game.version}
     connection = db.session.connection()
     notified = connection.dialect.name == "postgresql"
     if notified:
