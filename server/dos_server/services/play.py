@@ -433,4 +433,6 @@ __all__ = [
     "resign_seat",
     "seat_plays",
     "submit_actions",
+    "write_game",
+    "write_history",
 ]
