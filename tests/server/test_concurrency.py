@@ -11,10 +11,13 @@ import pytest
 import requests
 from flask import Flask
 from server_helpers import auth, create, join, stored_state, stored_version
+from sqlalchemy import update
+from sqlalchemy.orm.exc import StaleDataError
 
 from dos_engine import GameRecord, replay
 from dos_server.extensions import db
-from dos_server.models import EventRow
+from dos_server.models import EventRow, GameRow
+from dos_server.services import access, play
 from testkit import race, serving
 
 
@@ -123,3 +126,23 @@ def test_concurrent_retries_with_one_idempotency_key_apply_once(app: Flask, base
     assert draws >= 1
     assert bodies[0]["applied"] == ["draw"]
     _assert_state_is_replay_of_actions(app, game_id)
+
+
+def test_a_move_is_not_written_over_a_version_it_did_not_read(app: Flask) -> None:
+    """The move's own UPDATE (``play.write_game``) matches the version the game was read at,
+    as the ORM's version check does: a row changed behind the reader's back is not overwritten
+    (the backstop behind the lock)."""
+    game_id, _ = _game(app)
+    version = stored_version(app, game_id)
+    with app.test_request_context():
+        game = access.get_game(game_id)
+        game.version += 1
+        game.state = {**(game.state or {}), "overwritten": True}
+        games = GameRow.__table__
+        db.session.connection().execute(  # another writer, unseen by the loaded row
+            update(games).where(games.c.id == game_id).values(version=games.c.version + 1))
+        with pytest.raises(StaleDataError):
+            play.write_game(game)
+        db.session.rollback()
+    assert stored_version(app, game_id) == version
+    assert "overwritten" not in stored_state(app, game_id).to_dict()

@@ -188,12 +188,25 @@ def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
             raise _not_found(game_id)
     # Seats come with the game in the same SELECT, not lazily later (a lazy load would
     # autoflush a half-made change and cost a second UPDATE of the game row).
-    query = (select(GameRow).where(GameRow.id == game_id)
-             .options(joinedload(GameRow.seats)).execution_options(populate_existing=True))
-    row = db.session.execute(query).unique().scalar_one_or_none()
+    row = db.session.execute(_GET, {"game_id": game_id}).unique().scalar_one_or_none()
     if row is None:
         raise _not_found(game_id)
     return row
+
+
+# Both built once, like _READ: building an ORM select with its options costs more CPU than
+# running it.
+_LOCK = (
+    select(GameRow, cast(GameRow.state, Text))
+    .join(GameRow.seats)
+    .where(GameRow.id == bindparam("game_id"))
+    .order_by(SeatRow.index)
+    .options(contains_eager(GameRow.seats), defer(GameRow.state))
+    .with_for_update(of=[GameRow, SeatRow])
+    .execution_options(populate_existing=True)
+)
+_GET = (select(GameRow).where(GameRow.id == bindparam("game_id"))
+        .options(joinedload(GameRow.seats)).execution_options(populate_existing=True))
 
 
 def _lock_game(game_id: str) -> GameRow | None:
@@ -202,16 +215,7 @@ def _lock_game(game_id: str) -> GameRow | None:
     The state comes as JSON text, decoded once (a joined row per seat would decode it once
     per seat). None also for a game without seats (an inner join): the caller reads it then.
     """
-    query = (
-        select(GameRow, cast(GameRow.state, Text))
-        .join(GameRow.seats)
-        .where(GameRow.id == game_id)
-        .order_by(SeatRow.index)
-        .options(contains_eager(GameRow.seats), defer(GameRow.state))
-        .with_for_update(of=[GameRow, SeatRow])
-        .execution_options(populate_existing=True)
-    )
-    rows = db.session.execute(query).unique().all()
+    rows = db.session.execute(_LOCK, {"game_id": game_id}).unique().all()
     if not rows:
         return None
     game, state_text = rows[0]

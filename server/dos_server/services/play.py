@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy import bindparam, insert, inspect, update
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.exc import StaleDataError
+
 from dos_engine import (
     Action,
     DosError,
@@ -37,7 +41,7 @@ from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, as_utc, utcnow
 from dos_server.problems import Problem
-from dos_server.services import notify
+from dos_server.services import notify, watch
 from dos_server.services.access import (
     Viewer,
     engine_state,
@@ -78,9 +82,13 @@ def after_move(game: GameRow, state: Game, before: TurnMark, rows: list[EventRow
     (a request stops before their turn and leaves it to the worker, see :func:`run_bots`).
     """
     if not any(seat_plays(seat) for seat in game.seats):
-        return rows + _end_without_people(game, state)
+        rows = rows + _end_without_people(game, state)
+        write_history(rows)
+        return rows
     rows = rows + run_bots(game, state, in_worker)
+    write_history(rows)  # before the outbox: its messages read the latest events
     save_state(game, state, before, now)
+    write_game(game)
     notify.after_change(game, state, new_turn=state.turn_no != before.turn_no,
                         just_over=state.is_over and not before.over,
                         kinds=[(row.kind, row.seat) for row in rows])
@@ -157,17 +165,73 @@ def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | Non
                               if game.turn_time_limit else None)
 
 
+# The columns a move changes, written by one prebuilt UPDATE (:func:`write_game`).
+_GAMES = GameRow.__table__
+_MOVE_COLUMNS = ("version", "next_seq", "state", "status", "turn_deadline", "turn_started_at",
+                 "reminded")
+_WRITE_GAME = (
+    update(_GAMES)
+    .where(_GAMES.c.id == bindparam("game_id"), _GAMES.c.version == bindparam("read_version"))
+    .values({name: bindparam(name, type_=_GAMES.c[name].type)
+             for name in (*_MOVE_COLUMNS, "updated_at")})
+)
+_WRITE_GAME_NOTIFYING = watch.notifying(_WRITE_GAME)  # PostgreSQL
+
+
+def write_game(game: GameRow) -> None:
+    """Write the columns a move changes in one UPDATE; the ORM then holds them as stored.
+
+    The unit of work would cost more CPU than the statement. Like the ORM's ``version_id_col``
+    check, the UPDATE matches the version the game was read at (a backstop behind the lock).
+    Anything else the caller changed on the row is still flushed by the ORM.
+    """
+    bumped: Sequence[int] = inspect(game).attrs.version.history.deleted  # the version read
+    values = {name: getattr(game, name) for name in _MOVE_COLUMNS}
+    values["updated_at"] = utcnow()
+    params = {**values, "game_id": game.id,
+              "read_version": bumped[0] if bumped else game.version}
+    connection = db.session.connection()
+    notified = connection.dialect.name == "postgresql"
+    if notified:
+        found = len(connection.execute(_WRITE_GAME_NOTIFYING, params).all())
+    else:
+        found = connection.execute(_WRITE_GAME, params).rowcount
+    if found != 1:
+        raise StaleDataError(f"game {game.id} was changed by another transaction")
+    for name, value in values.items():
+        set_committed_value(game, name, value)
+    watch.wrote(game.id, notified=notified)
+
+
 # -- history rows ---------------------------------------------------------------------------
 
 
 def append_event(game: GameRow, seat: int | None, kind: str, data: dict[str, Any],
                  secret: dict[str, Any] | None = None) -> EventRow:
-    """Append one history row at the game's next sequence number and current version."""
+    """A history row at the game's next sequence number and current version.
+
+    Not added to the session: :func:`write_history` inserts a move's rows in one statement
+    (the unit of work would flush one object per row).
+    """
     row = EventRow(game_id=game.id, seq=game.next_seq, version=game.version, seat=seat,
                    kind=kind, data=data, secret=secret, created_at=utcnow())
-    db.session.add(row)
     game.next_seq += 1
     return row
+
+
+def write_history(rows: Sequence[EventRow]) -> None:
+    """Insert the rows :func:`append_event` made, in one statement (none if there are none)."""
+    if rows:
+        if db.session.new:  # a game created in this transaction is inserted first
+            db.session.flush()
+        # On the session's connection: ``Session.execute`` would flush the game row here, and
+        # again when the move's changes to it are complete.
+        db.session.connection().execute(insert(EventRow.__table__), [
+            {"game_id": row.game_id, "seq": row.seq, "version": row.version, "seat": row.seat,
+             "kind": row.kind, "data": row.data, "secret": row.secret,
+             "created_at": row.created_at}
+            for row in rows
+        ])
 
 
 def append_action(game: GameRow, seat: int, text: str) -> EventRow:
@@ -315,7 +379,9 @@ def resign_seat(game: GameRow, index: int) -> None:
     seat.resigned = True
     game.version += 1
     rows = [append_event(game, seat.index, "resigned", {})]
-    if game.state is not None:
+    if game.state is None:
+        write_history(rows)
+    else:
         state = Game.from_dict(game.state)
         after_move(game, state, TurnMark.of(state), rows)
 
@@ -367,4 +433,6 @@ __all__ = [
     "resign_seat",
     "seat_plays",
     "submit_actions",
+    "write_game",
+    "write_history",
 ]

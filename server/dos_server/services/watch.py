@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from flask import current_app
-from sqlalchemy import event
+from sqlalchemy import Update, event, func
 from sqlalchemy.orm import Session
 
 from dos_server.extensions import db
@@ -148,13 +148,34 @@ def init_app(_app: Any) -> None:
 def _after_flush(session: Session, _context: Any) -> None:
     changed = {obj.id for obj in (*session.new, *session.dirty)
                if isinstance(obj, GameRow) and obj.id}
-    if not changed:
+    if changed:
+        _note(session, changed)
+
+
+def notifying(statement: Update) -> Update:
+    """An UPDATE of game rows that also sends each row's NOTIFY (PostgreSQL): one round trip
+    where a separate ``SELECT pg_notify(...)`` would be a second one. Pass ``notified=True``
+    to :func:`wrote` after running it."""
+    return statement.returning(func.pg_notify(CHANNEL, GameRow.__table__.c.id))
+
+
+def wrote(game_id: str, *, notified: bool = False) -> None:
+    """The current transaction wrote the game row with a statement of its own, not by flushing
+    the ORM row (``play.write_game``): it is noted, and notified (unless the statement did,
+    see :func:`notifying`) as a flush would be."""
+    _note(db.session(), {game_id}, notified)
+
+
+def _note(session: Session, changed: set[str], notified: bool = False) -> None:
+    noted = session.info.setdefault(CHANGED, set())
+    new = changed - noted  # a NOTIFY is delivered at commit: once per game is enough
+    noted.update(new)
+    if not new or notified:
         return
-    session.info.setdefault(CHANGED, set()).update(changed)
     connection = session.connection()
     if connection.dialect.name != "postgresql":
         return
-    for game_id in sorted(changed):
+    for game_id in sorted(new):
         connection.exec_driver_sql("SELECT pg_notify(%(channel)s, %(id)s)",
                                    {"channel": CHANNEL, "id": game_id})
 
@@ -226,4 +247,13 @@ def _listen(url: Any, ready: threading.Event) -> None:
             time.sleep(2)
 
 
-__all__ = ["init_app", "parked", "version_of", "wait_for_change", "wait_until", "wait_until_listening"]
+__all__ = [
+    "init_app",
+    "notifying",
+    "parked",
+    "version_of",
+    "wait_for_change",
+    "wait_until",
+    "wait_until_listening",
+    "wrote",
+]
