@@ -4,14 +4,25 @@ A measurement, not a test. Run it from the repository root::
 
     .venv/bin/python bench/storage.py                 # 1,000 games to 200 points (minutes)
     .venv/bin/python bench/storage.py --games 50      # a quick look
+    .venv/bin/python bench/storage.py --mix email --games 200
 
 It creates a fresh database ``dos_storage_<pid>`` on ``--pg-url`` (dropped at the end),
 upgrades it to the head migration, and plays ``--games`` games in-process through the service
-layer: ``lobby.create_game`` (one person and three bots: random, greedy, random; target
-``--target`` points), then every one of the person's turns with ``play.apply_turn`` (a
-uniformly random legal action by number), the bots answering in the same call as they do after
-a request. To keep the run short each game's turns share one transaction; the rows written
-are the ones one request per turn writes.
+layer, to ``--target`` points. Two seat mixes:
+
+- ``bots`` (the default): one person with neither email nor webhook and three bots (random,
+  greedy, random). Every one of the person's turns is ``play.apply_turn`` (a uniformly random
+  legal action by number), the bots answering in the same call as they do after a request. To
+  keep the run short each game's turns share one transaction; the rows written are the ones
+  one request per turn writes. No notifications.
+- ``email``: how people play by mail. One person with an email address and per-turn emails
+  who plays every turn by *replying* to the latest email (the reply quotes it, as mail
+  clients do: ``inbound.store`` then ``inbound.process``, as the mail-in listener does, with
+  its raw bytes kept); one person with a webhook who plays by API; two bots (random, greedy).
+  One transaction per turn, as requests and emails have. After every turn the worker's own
+  delivery (``worker.claim``/``worker.deliver``) sends the outbox to local sinks: emails are
+  built (``delivery.email.build``) and kept for the reply; the webhook receiver fails 5% of
+  first attempts with a 503, so some rows have two ``delivery_attempts``.
 
 Then it measures ``pg_total_relation_size`` (heap, TOAST and indexes) of every table that
 holds a game's data, archives every game with ``archive.archive_due`` (the worker's pass) and
@@ -31,31 +42,46 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.policy import SMTP
 from pathlib import Path
 from typing import Any
 
 import psycopg
+from sqlalchemy import func, select
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "server")]
 
-from dos_server import create_app  # noqa: E402
+from dos_server import create_app, worker  # noqa: E402
 from dos_server.database import write_transaction  # noqa: E402
+from dos_server.delivery import email as email_delivery  # noqa: E402
+from dos_server.delivery.email import DeliveryError  # noqa: E402
 from dos_server.extensions import db  # noqa: E402
-from dos_server.models import utcnow  # noqa: E402
-from dos_server.services import access, archive, lobby, play  # noqa: E402
+from dos_server.models import NotificationRow, utcnow  # noqa: E402
+from dos_server.services import access, archive, inbound, lobby, play  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results" / "storage.json"
+RESULTS = ROOT / "bench" / "results"
 TABLES = ("games", "seats", "game_events", "game_archives", "idempotency_keys", "notifications",
-          "delivery_attempts")
-SEATS = [lobby.SeatSpec(name="pat"), lobby.SeatSpec(bot="random"), lobby.SeatSpec(bot="greedy"),
-         lobby.SeatSpec(bot="random")]
+          "delivery_attempts", "inbound_messages")
+EMAIL = "ann.example@mail.example.org"
+WEBHOOK = "https://hooks.example.net/services/T04B7NQ2K/B06F3J9LP/dos-hal"
+MIXES = {
+    "bots": [lobby.SeatSpec(name="pat"), lobby.SeatSpec(bot="random"),
+             lobby.SeatSpec(bot="greedy"), lobby.SeatSpec(bot="random")],
+    "email": [lobby.SeatSpec(name="ann", email=EMAIL), lobby.SeatSpec(name="hal", webhook_url=WEBHOOK),
+              lobby.SeatSpec(bot="random"), lobby.SeatSpec(bot="greedy")],
+}
+MIX_LABELS = {"bots": "1 person + 3 bots, no email or webhook",
+              "email": "1 person by email replies + 1 by API with a webhook + 2 bots"}
 
 
-def play_one(target: int, rng: random.Random) -> int:
-    """One finished game through the service layer; returns how many turns the person took."""
-    created = lobby.create_game(SEATS, {"target_score": target}, None)
+def play_one(target: int, rng: random.Random, mix: str = "bots") -> int:
+    """One finished game through the service layer; returns how many turns the people took."""
+    if mix == "email":
+        return _play_by_mail(target, rng)
+    created = lobby.create_game(MIXES[mix], {"target_score": target}, None)
     turns = 0
     with write_transaction():
         game = access.get_game(created["id"], for_update=True)
@@ -64,6 +90,99 @@ def play_one(target: int, rng: random.Random) -> int:
             listed = state.legal_actions(state.current)
             play.apply_turn(game, state.current, game.version, None, rng.randrange(len(listed)) + 1)
             turns += 1
+    return turns
+
+
+class Sinks:
+    """The worker's senders, local: emails are built and kept (the last one per address is
+    what the player replies to); the webhook receiver fails some first attempts."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.last_email: dict[str, EmailMessage] = {}
+        self.clock = utcnow()
+
+    def email(self, target: str, payload: dict[str, Any], message_id: str,
+              timeout: float) -> None:
+        self.last_email[target] = email_delivery.build(payload, message_id)
+
+    def webhook(self, target: str, payload: dict[str, Any], message_id: str,
+                timeout: float) -> None:
+        if self.rng.random() < 0.05:
+            raise DeliveryError("HTTP 503 from https://hooks.example.net/…", status=503)
+
+    def now(self) -> datetime:
+        return self.clock
+
+    def deliver_all(self) -> None:
+        """Deliver every pending row, the clock moving on to each retry they schedule."""
+        self.clock = max(self.clock, utcnow())
+        while True:
+            due = db.session.execute(select(func.min(NotificationRow.next_attempt_at))
+                                     .where(NotificationRow.status == "pending")).scalar()
+            db.session.rollback()
+            if due is None:
+                return
+            self.clock = max(self.clock, due)
+            for notification_id in worker.claim(self.clock, limit=100):
+                worker.deliver(notification_id, self.now)
+
+
+def _reply(sent: EmailMessage, number: int) -> bytes:
+    """A player's reply as a mail client writes it: the move on top, the email quoted below
+    (plain and HTML)."""
+    reply_to = str(sent["Reply-To"])
+    text = sent.get_body(("plain",))
+    html = sent.get_body(("html",))
+    quoted = "\n".join("> " + line for line in (text.get_content() if text else "").splitlines())
+    message = EmailMessage()
+    message["From"] = f"Ann Example <{EMAIL}>"
+    message["To"] = reply_to
+    message["Subject"] = "Re: " + str(sent["Subject"])
+    message["Date"] = "Mon, 30 Nov 2026 12:00:00 +0000"
+    message["Message-ID"] = f"<{random.getrandbits(96):024x}@mail.example.org>"
+    message["In-Reply-To"] = str(sent["Message-ID"])
+    message["References"] = " ".join(filter(None, [str(sent.get("References") or ""),
+                                                   str(sent["Message-ID"])]))
+    message.set_content(f"{number}\n\nOn Mon, 30 Nov 2026 at 11:59, DOS wrote:\n{quoted}\n")
+    if html is not None:
+        message.add_alternative(f"<div dir=\"ltr\">{number}</div><br><div class=\"gmail_quote\">"
+                                f"<blockquote>{html.get_content()}</blockquote></div>",
+                                subtype="html")
+    return message.as_bytes(policy=SMTP)
+
+
+def _play_by_mail(target: int, rng: random.Random) -> int:
+    """One game of the ``email`` mix, one transaction per turn, the outbox delivered after
+    each."""
+    sinks = Sinks(rng)
+    worker.SENDERS.update(email=sinks.email, webhook=sinks.webhook)
+    created = lobby.create_game(MIXES["email"], {"target_score": target}, None)
+    turns = 0
+    while True:
+        sinks.deliver_all()
+        game = access.get_game(created["id"])
+        if game.status != "active":
+            break
+        state = access.engine_state(game)
+        listed = state.legal_actions(state.current)
+        number = rng.randrange(len(listed)) + 1
+        seat = next(s for s in game.seats if s.index == state.current)
+        db.session.rollback()
+        # Ann answers the latest email, which shows her turn (the game's start sends only the
+        # invitation: her first turn, if the game starts with it, is played on the web page).
+        last = sinks.last_email.get(EMAIL)
+        if seat.email and last is not None and last["Reply-To"]:
+            stored = inbound.store(_reply(last, number), "smtp", EMAIL, [str(last["Reply-To"])])
+            outcome = inbound.process(stored.id)
+            assert outcome == "processed", outcome
+        else:
+            with write_transaction():
+                game = access.get_game(created["id"], for_update=True)
+                play.apply_turn(game, seat.index, game.version, None, number)
+        turns += 1
+        db.session.remove()
+    db.session.remove()
     return turns
 
 
@@ -76,12 +195,16 @@ def sizes(admin_url: str, name: str) -> dict[str, int]:
 
 def counts(admin_url: str, name: str) -> dict[str, Any]:
     with psycopg.connect(_db_url(admin_url, name)) as conn:
-        rows = conn.execute("SELECT count(*) FROM game_events").fetchone()
+        rows = {table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # type: ignore[index]
+                for table in ("game_events", "notifications", "delivery_attempts",
+                              "inbound_messages")}
         blobs = conn.execute("SELECT count(*), coalesce(avg(length(data)), 0), "
                              "coalesce(max(length(data)), 0) FROM game_archives").fetchone()
-    assert rows is not None
+        outbox = dict(conn.execute("SELECT channel || ' ' || status, count(*) FROM notifications "
+                                   "GROUP BY 1 ORDER BY 1").fetchall())
     assert blobs is not None
-    return {"event_rows": int(rows[0]), "archives": int(blobs[0]),
+    rows["notifications by status"] = outbox  # type: ignore[assignment]
+    return {"event_rows": rows["game_events"], "rows": rows, "archives": int(blobs[0]),
             "archive_bytes_avg": float(blobs[1]), "archive_bytes_max": int(blobs[2])}
 
 
@@ -89,7 +212,7 @@ def _db_url(admin_url: str, name: str) -> str:
     return admin_url.rsplit("/", 1)[0] + "/" + name
 
 
-def run(games: int, target: int, pg_url: str, output: Path) -> dict[str, Any]:
+def run(games: int, target: int, pg_url: str, output: Path, mix: str = "bots") -> dict[str, Any]:
     name = f"dos_storage_{os.getpid()}"
     admin_url = pg_url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(admin_url, autocommit=True) as admin:
@@ -97,7 +220,9 @@ def run(games: int, target: int, pg_url: str, output: Path) -> dict[str, Any]:
     try:
         app = create_app({"SQLALCHEMY_DATABASE_URI": "postgresql+psycopg://"
                           + _db_url(admin_url, name).split("://", 1)[1],
-                          "SECRET_KEY": "bench", "ARCHIVE_AFTER_SECONDS": 0})
+                          "SECRET_KEY": "bench", "ARCHIVE_AFTER_SECONDS": 0,
+                          "WEBHOOK_ALLOW_PRIVATE": True,  # no DNS look-up of the sink's name
+                          "MAIL_DOMAIN": "dos.example.org"})
         with app.app_context():
             import flask_migrate
 
@@ -106,7 +231,7 @@ def run(games: int, target: int, pg_url: str, output: Path) -> dict[str, Any]:
             started = time.perf_counter()
             turns = 0
             for number in range(games):
-                turns += play_one(target, rng)
+                turns += play_one(target, rng, mix)
                 db.session.remove()
                 if (number + 1) % 100 == 0:
                     print(f"  {number + 1} games played ({time.perf_counter() - started:.0f} s)",
@@ -131,7 +256,7 @@ def run(games: int, target: int, pg_url: str, output: Path) -> dict[str, Any]:
         with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     result = {
-        "games": games, "target": target, "person_turns": turns,
+        "games": games, "target": target, "mix": mix, "person_turns": turns,
         "play_seconds": round(played, 1), "archive_seconds": round(archiving, 1),
         "archived": archived,
         "before": {"bytes": before, **before_counts},
@@ -149,12 +274,21 @@ def run(games: int, target: int, pg_url: str, output: Path) -> dict[str, Any]:
 def report(result: dict[str, Any]) -> None:
     games = result["games"]
     before, after = result["before"], result["after"]
-    print(f"\n{games} finished games to {result['target']} points (1 person + 3 bots), "
+    print(f"\n{games} finished games to {result['target']} points "
+          f"({MIX_LABELS[result['mix']]}), "
           f"PostgreSQL, after VACUUM FULL; played in {result['play_seconds']} s, archived in "
           f"{result['archive_seconds']} s ({result['archive_seconds'] / games * 1000:.1f} ms "
           f"a game)")
-    print(f"event rows per game before: {before['event_rows'] / games:.0f}; archive blob: "
-          f"{after['archive_bytes_avg']:.0f} B average, {after['archive_bytes_max']} B max")
+    print(f"rows per game before: " + ", ".join(
+        f"{table} {count / games:.0f}" for table, count in before["rows"].items()
+        if isinstance(count, int))
+        + f"; archive blob: {after['archive_bytes_avg']:.0f} B average, "
+        f"{after['archive_bytes_max']} B max")
+    print("rows per game after: " + ", ".join(
+        f"{table} {count / games:.0f}" for table, count in after["rows"].items()
+        if isinstance(count, int)))
+    print("notifications by channel and status: " + ", ".join(
+        f"{kind} {count}" for kind, count in before["rows"]["notifications by status"].items()))
     print(f"{'table':<20}{'before B/game':>15}{'after B/game':>15}")
     for table in TABLES:
         print(f"{table:<20}{before['bytes'][table] / games:>15.0f}"
@@ -170,9 +304,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--target", type=int, default=200)
     parser.add_argument("--pg-url", default=os.environ.get(
         "BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres"))
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--mix", choices=sorted(MIXES), default="bots",
+                        help="the seats: bots (1 person, 3 bots, no notifications) or email "
+                             "(play by email, a webhook, 2 bots)")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="default: bench/results/storage.json (storage-email.json for "
+                             "--mix email)")
     args = parser.parse_args(argv)
-    run(args.games, args.target, args.pg_url, args.output)
+    output = args.output or RESULTS / ("storage.json" if args.mix == "bots"
+                                       else f"storage-{args.mix}.json")
+    run(args.games, args.target, args.pg_url, output, args.mix)
     return 0
 
 
