@@ -42,7 +42,9 @@ claims ``pending`` rows only) or parses a handled message again (only ``received
   export lists them); only a handled (processed, rejected, ignored) message's ``raw`` bytes
   become empty (``size`` still says how long it was). A failed one keeps them for replay.
 
-A row still ``pending`` (or leased) is not touched: it is delivered as it was written.
+A row still ``pending`` (or leased) is not touched: it is delivered as it was written. The
+worker's pass waits for a game's pending rows to settle before it archives the game; a row
+that settles, or a late reply that arrives, after the game was archived is left as it is.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from functools import lru_cache
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, exists, select, update
 
 from dos_engine import Game, GameRecord, parse_action, start_game
 from dos_server.database import write_transaction
@@ -388,13 +390,17 @@ def archive_due(now: datetime, limit: int = 20) -> int:
     One short transaction per game. Several workers share the work: each locks the game it
     archives and skips games another worker holds (PostgreSQL ``FOR UPDATE SKIP LOCKED``;
     SQLite's write transactions take turns), and a game archived meanwhile is left alone.
+    A game whose outbox still has a pending row (a last webhook being retried) waits until
+    the row is settled, so that its mail is slimmed with it.
     """
     after = current_app.config["ARCHIVE_AFTER_SECONDS"]
     if after is None or float(after) < 0:  # archiving switched off
         return 0
     cutoff = now - timedelta(seconds=float(after))
     due = (GameRow.status == "finished", GameRow.archived_at.is_(None),
-           GameRow.updated_at <= cutoff)
+           GameRow.updated_at <= cutoff,
+           ~exists().where(NotificationRow.game_id == GameRow.id,
+                           NotificationRow.status == "pending"))
     # Read first, without a write transaction: an idle pass costs one indexed query and
     # never takes SQLite's write lock.
     candidates = db.session.execute(
