@@ -28,8 +28,9 @@ Then it measures ``pg_total_relation_size`` (heap, TOAST and indexes) of every t
 holds a game's data, archives every game with ``archive.archive_due`` (the worker's pass) and
 measures again. Both measurements follow ``VACUUM FULL``, so they count the live data, not
 dead row versions (a plain ``VACUUM`` lets new rows reuse the space the deleted ones leave; it
-does not give it back to the file system). Figures go to stdout and
-``bench/results/storage.json`` (git-ignored).
+does not give it back to the file system); each first waits for every older transaction on
+the server to end, which ``VACUUM FULL`` needs to drop what they might still see. Figures go
+to stdout and ``bench/results/storage.json`` (``storage-email.json``; git-ignored).
 """
 
 from __future__ import annotations
@@ -189,9 +190,29 @@ def _play_by_mail(target: int, rng: random.Random) -> int:
 
 def sizes(admin_url: str, name: str) -> dict[str, int]:
     with psycopg.connect(_db_url(admin_url, name), autocommit=True) as conn:
+        _wait_for_older_transactions(conn)
         conn.execute("VACUUM FULL ANALYZE")
         return {table: int(conn.execute("SELECT pg_total_relation_size(%s)", (table,))
                            .fetchone()[0]) for table in TABLES}  # type: ignore[index]
+
+
+def _wait_for_older_transactions(conn: psycopg.Connection[Any], limit: float = 600) -> None:
+    """Wait until every transaction that began before now has ended, in the whole cluster.
+
+    ``VACUUM FULL`` copies a deleted row while any transaction older than its deletion still
+    runs, even one in another database (PostgreSQL 15 here): on a server other jobs use, the
+    rows archiving deleted were counted as if still there (40 KB a game of game_events with
+    none left).
+    """
+    mark = conn.execute("SELECT txid_current()").fetchone()[0]  # type: ignore[index]
+    started = time.perf_counter()
+    while conn.execute("SELECT txid_snapshot_xmin(txid_current_snapshot())"
+                       ).fetchone()[0] <= mark:  # type: ignore[index]
+        if time.perf_counter() - started > limit:
+            print(f"  a transaction older than {limit:.0f} s still runs: the sizes include the "
+                  "row versions it may see", flush=True)
+            return
+        time.sleep(0.05)
 
 
 def counts(admin_url: str, name: str) -> dict[str, Any]:
