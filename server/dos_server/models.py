@@ -221,6 +221,8 @@ class NotificationRow(db.Model):  # type: ignore[name-defined,misc]
     # One delivery per event per endpoint: several seats sharing a URL get one webhook.
     dedupe_key: Mapped[str] = mapped_column(String(512), unique=True)
     message_id: Mapped[str] = mapped_column(String(64))  # webhook-id / Message-ID, kept on retry
+    # Everything the message needs; ``{}`` once the row is settled and its game archived
+    # (services/archive.py: nothing sends it again).
     payload: Mapped[dict[str, Any]] = mapped_column(JsonType)
     status: Mapped[str] = mapped_column(String(12), default="pending")  # pending|sent|dead|dropped
     attempts: Mapped[int] = mapped_column(Integer, default=0)
@@ -278,6 +280,8 @@ class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
     source: Mapped[str] = mapped_column(String(8))  # smtp | http
     mail_from: Mapped[str | None] = mapped_column(String(320), nullable=True)  # envelope sender
     rcpt_to: Mapped[list[str]] = mapped_column(JsonType)  # envelope recipients (smtp)
+    # Empty once the message is handled and its game archived (services/archive.py); ``size``
+    # keeps the length it had.
     raw: Mapped[bytes] = mapped_column(LargeBinary)
     size: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(12), default="received")

@@ -23,6 +23,28 @@ every history read (API pages, web table, emails, the record) answers as before.
 
 The prediction is the engine's: an engine whose events change for the same actions would
 decode old archives differently; ``sha256`` catches it (logged, the archive still answers).
+
+**The game's mail, slimmed in the same transaction.** People who play by email or webhook
+leave more than events: an outbox row per message (its ``payload`` is the whole message: the
+seat's table, its moves, links with tokens, a webhook's secret), delivery attempts, and the raw
+bytes of every emailed move. After the game ends nothing sends a settled row again (the worker
+claims ``pending`` rows only) or parses a handled message again (only ``received`` and
+``failed`` ones are processed or replayed). What is still read is kept:
+
+- every outbox row stays, with its ids, channel, target, event, ``dedupe_key`` (one delivery
+  per event), ``message_id`` (the ``Message-ID``/``webhook-id`` a player or receiver may quote
+  to support), status, attempts, times and ``last_error``: the account export lists the emails
+  from them; only a settled (sent, dead, dropped) row's ``payload`` becomes ``{}``;
+- a sent row's ``delivery_attempts`` go (the row says when it was sent and after how many
+  attempts); a dead or dropped row keeps its attempts: its failures are what support reads;
+- every inbound message stays, with its ``dedupe_key`` (a late duplicate of it is still
+  recognized and not processed again), Message-ID, sender, status, outcome and times (the
+  export lists them); only a handled (processed, rejected, ignored) message's ``raw`` bytes
+  become empty (``size`` still says how long it was). A failed one keeps them for replay.
+
+A row still ``pending`` (or leased) is not touched: it is delivered as it was written. The
+worker's pass waits for a game's pending rows to settle before it archives the game; a row
+that settles, or a late reply that arrives, after the game was archived is left as it is.
 """
 
 from __future__ import annotations
@@ -39,17 +61,28 @@ from functools import lru_cache
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import delete, select
+from sqlalchemy import delete, exists, select, update
 
 from dos_engine import Game, GameRecord, parse_action, start_game
 from dos_server.database import write_transaction
 from dos_server.extensions import db
-from dos_server.models import EventRow, GameArchiveRow, GameRow, IdempotencyRow, utcnow
+from dos_server.models import (
+    DeliveryAttemptRow,
+    EventRow,
+    GameArchiveRow,
+    GameRow,
+    IdempotencyRow,
+    InboundMessageRow,
+    NotificationRow,
+    utcnow,
+)
 
 log = logging.getLogger("dos_server.archive")
 
 FORMAT = 1
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+SETTLED = ("sent", "dead", "dropped")  # outbox rows the worker never sends again
+HANDLED = ("processed", "rejected", "ignored")  # inbound messages never parsed again
 
 Entry = tuple[int | None, str, dict[str, Any], dict[str, Any] | None]  # seat, kind, data, secret
 
@@ -327,7 +360,24 @@ def archive_game(game: GameRow, now: datetime | None = None) -> bool:
     db.session.execute(delete(EventRow).where(EventRow.game_id == game.id))
     # A retried POST days after the game ended has nothing to replay: the game is over.
     db.session.execute(delete(IdempotencyRow).where(IdempotencyRow.game_id == game.id))
+    slim_mail(game.id)
     return True
+
+
+def slim_mail(game_id: str) -> None:
+    """Drop what no read of the finished game needs from its outbox and inbound rows (see
+    the module's docstring); pending, leased, received and failed rows are left as they are."""
+    settled = (NotificationRow.game_id == game_id, NotificationRow.status.in_(SETTLED))
+    sent = select(NotificationRow.id).where(NotificationRow.game_id == game_id,
+                                            NotificationRow.status == "sent")
+    db.session.execute(delete(DeliveryAttemptRow)
+                       .where(DeliveryAttemptRow.notification_id.in_(sent)))
+    db.session.execute(update(NotificationRow).where(*settled).values(payload={}),
+                       execution_options={"synchronize_session": False})
+    db.session.execute(update(InboundMessageRow)
+                       .where(InboundMessageRow.game_id == game_id,
+                              InboundMessageRow.status.in_(HANDLED))
+                       .values(raw=b""), execution_options={"synchronize_session": False})
 
 
 def _comparable(row: HistoryEvent) -> tuple[Any, ...]:
@@ -340,13 +390,17 @@ def archive_due(now: datetime, limit: int = 20) -> int:
     One short transaction per game. Several workers share the work: each locks the game it
     archives and skips games another worker holds (PostgreSQL ``FOR UPDATE SKIP LOCKED``;
     SQLite's write transactions take turns), and a game archived meanwhile is left alone.
+    A game whose outbox still has a pending row (a last webhook being retried) waits until
+    the row is settled, so that its mail is slimmed with it.
     """
     after = current_app.config["ARCHIVE_AFTER_SECONDS"]
     if after is None or float(after) < 0:  # archiving switched off
         return 0
     cutoff = now - timedelta(seconds=float(after))
     due = (GameRow.status == "finished", GameRow.archived_at.is_(None),
-           GameRow.updated_at <= cutoff)
+           GameRow.updated_at <= cutoff,
+           ~exists().where(NotificationRow.game_id == GameRow.id,
+                           NotificationRow.status == "pending"))
     # Read first, without a write transaction: an idle pass costs one indexed query and
     # never takes SQLite's write lock.
     candidates = db.session.execute(
@@ -367,4 +421,4 @@ def archive_due(now: datetime, limit: int = 20) -> int:
 
 __all__ = ["ArchivedEvent", "HistoryEvent", "action_list", "archive_due", "archive_game",
            "archived", "decode", "encode", "events_after", "events_latest", "latest_of",
-           "predicted"]
+           "predicted", "slim_mail"]
