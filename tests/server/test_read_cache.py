@@ -17,24 +17,12 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
-from server_helpers import assert_problem, auth, create, join, stored_state
+from server_helpers import assert_problem, auth, started_game, stored_state
 
 from dos_server.services import read
 from dos_server.services.read import EncodedAnswers
 from dos_server.tokens import SALTS
 from testkit import SECRET
-
-Seats = dict[int, str]  # seat index -> player token
-
-
-def _game(client: FlaskClient) -> tuple[str, str, Seats]:
-    """A started two-person game: its id, the host token and each seat's player token."""
-    created = create(client, [{"name": "ann"}, {"name": "bob"}])
-    seats: Seats = {}
-    for invite in created["invites"]:
-        joined = join(client, created["id"], invite=invite["invite"])
-        seats[joined["seat"]] = joined["player_token"]
-    return created["id"], created["host_token"], seats
 
 
 def _answers(app: Flask) -> EncodedAnswers:
@@ -49,7 +37,7 @@ def _hand(app: Flask, game_id: str, seat: int) -> list[Any]:
 
 def test_a_second_read_is_answered_from_the_encoded_answer(
         app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    game_id, _, seats = _game(client)
+    game_id, _, seats = started_game(client)
     paths = (f"/api/games/{game_id}", f"/api/games/{game_id}/actions")
     first = {path: client.get(path, headers=auth(seats[0])) for path in paths}
     assert all(answer.status_code == 200 for answer in first.values())
@@ -70,7 +58,7 @@ def test_a_second_read_is_answered_from_the_encoded_answer(
 
 
 def test_each_viewer_of_one_version_gets_their_own_hand(app: Flask, client: FlaskClient) -> None:
-    game_id, host, seats = _game(client)
+    game_id, host, seats = started_game(client)
     path = f"/api/games/{game_id}"
     for _ in range(2):  # the second round is answered from the encoded answers
         for seat, token in seats.items():
@@ -89,7 +77,7 @@ def test_each_viewer_of_one_version_gets_their_own_hand(app: Flask, client: Flas
 
 
 def test_a_revoked_token_is_refused_though_its_answer_is_encoded(client: FlaskClient) -> None:
-    game_id, host, seats = _game(client)
+    game_id, host, seats = started_game(client)
     path = f"/api/games/{game_id}"
     before = client.get(path, headers=auth(seats[0]))
     listed = client.get(f"{path}/actions", headers=auth(seats[0]))
@@ -109,7 +97,7 @@ def test_a_revoked_token_is_refused_though_its_answer_is_encoded(client: FlaskCl
 
 
 def test_a_new_version_is_never_answered_from_an_older_one(client: FlaskClient) -> None:
-    game_id, _, seats = _game(client)
+    game_id, _, seats = started_game(client)
     path = f"/api/games/{game_id}"
     for _ in range(3):
         game = client.get(path, headers=auth(seats[0])).get_json()
@@ -130,7 +118,7 @@ def test_a_new_version_is_never_answered_from_an_older_one(client: FlaskClient) 
 def test_answers_are_per_app(make_app: Any) -> None:
     """Two apps in one process (tests run many, on other databases) never share answers."""
     first, second = make_app(), make_app()
-    game_id, _, seats = _game(first.test_client())
+    game_id, _, seats = started_game(first.test_client())
     first.test_client().get(f"/api/games/{game_id}", headers=auth(seats[0]))
     assert len(_answers(first)) == 1
     assert len(_answers(second)) == 0
@@ -165,7 +153,7 @@ def _sign(payload: dict[str, Any], age: float) -> str:
 
 def test_a_token_checked_before_still_expires(app: Flask, client: FlaskClient) -> None:
     """The signature is checked once per process; the age on every request."""
-    game_id, _, seats = _game(client)
+    game_id, _, seats = started_game(client)
     path = f"/api/games/{game_id}"
     payload = URLSafeTimedSerializer(SECRET, salt=SALTS["player"]).loads(seats[0])
     token = _sign(payload, age=2 * 86400)
@@ -179,7 +167,7 @@ def test_a_token_checked_before_still_expires(app: Flask, client: FlaskClient) -
 def test_a_key_taken_out_of_the_list_no_longer_opens(make_app: Any) -> None:
     """The memo is per key list: a token of a retired key is refused once it is gone."""
     old = make_app(SECRET_KEY="old-key-old-key-old-key-old-key")
-    game_id, _, seats = _game(old.test_client())
+    game_id, _, seats = started_game(old.test_client())
     path = f"/api/games/{game_id}"
     rotated = make_app(SECRET_KEY="new-key-new-key-new-key-new-key",
                        SECRET_KEY_FALLBACKS=["old-key-old-key-old-key-old-key"])
