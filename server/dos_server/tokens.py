@@ -12,13 +12,15 @@ Tokens issued before seats had identities name the seat's index instead; they ar
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
-from itsdangerous import BadSignature, SignatureExpired, Signer, URLSafeTimedSerializer
+from itsdangerous import BadSignature, Signer, URLSafeTimedSerializer
 from itsdangerous.encoding import want_bytes
 
 from dos_server.problems import Problem
@@ -52,9 +54,26 @@ class TokenClaims:
         return self.seat_id is not None or self.legacy_index is not None
 
 
-def _serializer(purpose: str) -> URLSafeTimedSerializer:
-    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
-    return URLSafeTimedSerializer(keys, salt=SALTS[purpose])
+def _keys() -> tuple[str, ...]:
+    return (*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"])
+
+
+def _serializer(purpose: str, keys: tuple[str, ...] | None = None) -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(list(keys or _keys()), salt=SALTS[purpose])
+
+
+@functools.lru_cache(maxsize=4096)
+def _signed(purpose: str, token: str, keys: tuple[str, ...]) -> tuple[Any, int]:
+    """The payload of a token whose signature one of ``keys`` made, and when it was signed.
+
+    Memoized per process: whether a string is signed by a set of keys never changes, and a
+    player's client sends the same token with every request (checking its signature was a
+    tenth of a read's CPU). Only good signatures are kept (a bad one raises), and the age is
+    checked by the caller on every use. What a token grants is never memoized: the seat's
+    ``token_version`` is compared with the row read by each request.
+    """
+    payload, signed_at = _serializer(purpose, keys).loads(token, return_timestamp=True)
+    return payload, int(signed_at.timestamp())
 
 
 def issue(purpose: str, game_id: str, seat_id: str | None, version: int,
@@ -79,13 +98,15 @@ def read_payload(purpose: str, token: str, max_age_seconds: int, what: str,
                  expired_hint: str = "") -> dict[str, Any]:
     """The object inside a token of :func:`issue_payload`; a 401 problem naming ``what``."""
     try:
-        payload = _serializer(purpose).loads(token, max_age=max_age_seconds)
-    except SignatureExpired:
-        raise unauthorized(f"this {what} has expired{expired_hint}") from None
-    except BadSignature:
+        payload, signed_at = _signed(purpose, token, _keys())
+    except BadSignature:  # SignatureExpired is one, but no age is asked of itsdangerous here
         raise unauthorized(f"this is not a valid {what} for this server") from None
+    age = int(time.time()) - signed_at  # what itsdangerous's max_age would check
+    if age > max_age_seconds or age < 0:
+        raise unauthorized(f"this {what} has expired{expired_hint}")
     if not isinstance(payload, dict):
         raise unauthorized(f"this is not a valid {what} for this server")
+    payload = dict(payload)  # the memoized one stays as it was signed
     return payload
 
 
@@ -120,7 +141,7 @@ def address_digest(key: str) -> str:
 
 
 def address_matches(digest: str, key: str) -> bool:
-    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    keys = list(_keys())
     return any(hmac.compare_digest(_address_digest(k, key), digest) for k in keys)
 
 
@@ -176,7 +197,7 @@ class MailClaims:
 
 
 def _mail_signer() -> _MailSigner:
-    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    keys = list(_keys())
     return _MailSigner(keys, salt=SALTS["inbound"], digest_method=hashlib.sha256)
 
 
@@ -214,7 +235,7 @@ UNSUBSCRIBE_LOCAL_PREFIX = "unsubscribe+"
 def unsubscribe_address(game_id: str, seat_id: str) -> str:
     """``unsubscribe+<game>.<seat>.<signature>@MAIL_DOMAIN``: mail to it stops the seat's
     emails for the game (handled by mail-in). Lowercase, like reply addresses; never revoked."""
-    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    keys = list(_keys())
     signer = _MailSigner(keys, salt=SALTS["unsubscribe_mail"], digest_method=hashlib.sha256)
     token = signer.sign(f"{game_id}.{seat_id}".lower()).decode()
     return f"{UNSUBSCRIBE_LOCAL_PREFIX}{token}@{current_app.config['MAIL_DOMAIN']}"
@@ -222,7 +243,7 @@ def unsubscribe_address(game_id: str, seat_id: str) -> str:
 
 def read_unsubscribe_mail(token: str) -> tuple[str, str] | None:
     """(game id, seat public_id) of an unsubscribe address's token, or None."""
-    keys = [*current_app.config["SECRET_KEY_FALLBACKS"], current_app.config["SECRET_KEY"]]
+    keys = list(_keys())
     signer = _MailSigner(keys, salt=SALTS["unsubscribe_mail"], digest_method=hashlib.sha256)
     try:
         value = signer.unsign(token.strip().lower().encode("ascii")).decode()

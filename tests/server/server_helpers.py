@@ -47,6 +47,16 @@ def join(client: FlaskClient, game_id: str, **body: Any) -> dict[str, Any]:
     return dict(response.get_json())
 
 
+def started_game(client: FlaskClient) -> tuple[str, str, dict[int, str]]:
+    """A started two-person game: its id, the host token and each seat's player token."""
+    created = create(client, [{"name": "ann"}, {"name": "bob"}])
+    seats: dict[int, str] = {}
+    for invite in created["invites"]:
+        joined = join(client, created["id"], invite=invite["invite"])
+        seats[joined["seat"]] = joined["player_token"]
+    return created["id"], created["host_token"], seats
+
+
 def stored_state(app: Flask, game_id: str) -> Game:
     with app.app_context():
         row = db.session.get(GameRow, game_id)

@@ -11,19 +11,9 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
-from server_helpers import assert_problem, auth, create, join
+from server_helpers import assert_problem, auth, create, join, started_game
 
 Seats = dict[int, str]  # seat index -> player token
-
-
-def _game(client: FlaskClient) -> tuple[str, str, Seats]:
-    """A started two-person game: its id, the host token and each seat's player token."""
-    created = create(client, [{"name": "ann"}, {"name": "bob"}])
-    seats: Seats = {}
-    for invite in created["invites"]:
-        joined = join(client, created["id"], invite=invite["invite"])
-        seats[joined["seat"]] = joined["player_token"]
-    return created["id"], created["host_token"], seats
 
 
 def _get(client: FlaskClient, path: str, token: str | None, tag: str | None = None) -> Any:
@@ -44,7 +34,7 @@ def _move(client: FlaskClient, game_id: str, seats: Seats) -> None:
 
 
 def test_a_current_tag_gets_304_without_a_body(client: FlaskClient) -> None:
-    game_id, _, seats = _game(client)
+    game_id, _, seats = started_game(client)
     for path in (f"/api/games/{game_id}", f"/api/games/{game_id}/actions"):
         first = _get(client, path, seats[0])
         assert first.status_code == 200
@@ -62,7 +52,7 @@ def test_a_current_tag_gets_304_without_a_body(client: FlaskClient) -> None:
 
 
 def test_a_change_gives_200_and_a_new_tag(client: FlaskClient) -> None:
-    game_id, _, seats = _game(client)
+    game_id, _, seats = started_game(client)
     paths = (f"/api/games/{game_id}", f"/api/games/{game_id}/actions")
     tags = {(path, seat): _get(client, path, token).headers["ETag"]
             for path in paths for seat, token in seats.items()}
@@ -77,7 +67,7 @@ def test_a_change_gives_200_and_a_new_tag(client: FlaskClient) -> None:
 
 
 def test_a_tag_never_serves_another_viewer(client: FlaskClient) -> None:
-    game_id, host, seats = _game(client)
+    game_id, host, seats = started_game(client)
     path = f"/api/games/{game_id}"
     viewers: dict[str, str | None] = {"seat0": seats[0], "seat1": seats[1], "host": host,
                                       "spectator": None}
@@ -102,7 +92,7 @@ def test_a_tag_never_serves_another_viewer(client: FlaskClient) -> None:
 
 
 def test_no_304_before_the_token_is_checked(client: FlaskClient) -> None:
-    game_id, host, seats = _game(client)
+    game_id, host, seats = started_game(client)
     path = f"/api/games/{game_id}"
     tag = _get(client, path, seats[0]).headers["ETag"]
     actions_tag = _get(client, f"{path}/actions", seats[0]).headers["ETag"]
@@ -115,7 +105,7 @@ def test_no_304_before_the_token_is_checked(client: FlaskClient) -> None:
     assert_problem(_get(client, f"{path}/actions", host, "*"), 403)
     assert_problem(_get(client, f"{path}/actions", None, actions_tag), 403)
     # A token of another game is refused, never answered from this game's tags.
-    other_id, _, other_seats = _game(client)
+    other_id, _, other_seats = started_game(client)
     assert_problem(_get(client, path, other_seats[0], tag), 403)
     assert other_id != game_id
     fresh = rotated.get_json()["player_token"]
@@ -124,7 +114,7 @@ def test_no_304_before_the_token_is_checked(client: FlaskClient) -> None:
 
 def test_seat_changes_without_a_new_version_change_the_tag(client: FlaskClient) -> None:
     """A host's rotation unclaims the seat without a new version: the view's tag moves on."""
-    game_id, host, seats = _game(client)
+    game_id, host, seats = started_game(client)
     path = f"/api/games/{game_id}"
     first = _get(client, path, seats[1])
     rotated = client.post(f"{path}/seats/0/token", headers=auth(host))

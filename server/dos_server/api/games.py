@@ -45,12 +45,13 @@ def _viewer(game_id: str) -> tuple[Any, access.Viewer]:
 
 
 def _conditional(game_id: str, etag: Callable[[Any, access.Viewer], str],
-                 body: Callable[[Any, access.Viewer], dict[str, Any]]) -> Any:
+                 encoded: Callable[[access.GameSnapshot, access.Viewer], bytes]) -> Response:
     """A read that answers ``304 Not Modified`` when ``If-None-Match`` holds its current tag.
 
     One statement reads the game's row and seats (``access.read_game``); the token is checked
-    against them before any answer, so a revoked token gets its 401, never a 304. The tag comes
-    from the version and seat rows: a 304 never decodes the state.
+    against them before any answer, so a revoked token gets its 401, never a 304 nor an
+    answer this process encoded before. The tag comes from the version and seat rows: a 304
+    never decodes the state, and neither does an answer already encoded (``read.game_json``).
     """
     game = access.read_game(game_id)
     viewer = access.authenticate(game, _bearer())
@@ -58,7 +59,8 @@ def _conditional(game_id: str, etag: Callable[[Any, access.Viewer], str],
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
     if request.if_none_match.contains_weak(tag):
         return Response(status=304, headers=headers)
-    return body(game, viewer), headers
+    return current_app.response_class(encoded(game, viewer), headers=headers,
+                                      mimetype="application/json")
 
 
 @blp.route("")
@@ -89,7 +91,7 @@ class GameView(MethodView):
         The answer has a weak ``ETag`` (it differs per seat, host and spectator); send it back
         in ``If-None-Match`` to get ``304 Not Modified`` while nothing you can see changed.
         """
-        return _conditional(game_id, read.game_etag, read.game_body)
+        return _conditional(game_id, read.game_etag, read.game_json)
 
 
 @blp.route("/<game_id>/join")
@@ -134,7 +136,7 @@ class Actions(MethodView):
         With a weak ``ETag`` like the game's: ``If-None-Match`` gets ``304`` until it changes.
         """
         # A host token or a spectator gets its 403 before any tag is compared.
-        return _conditional(game_id, read.actions_etag, read.legal_actions_body)
+        return _conditional(game_id, read.actions_etag, read.legal_actions_json)
 
     @blp.arguments(ActionsIn)
     @blp.response(200)

@@ -10,12 +10,12 @@ checked against those fresh rows (a token revoked by the request before them is 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, Text, bindparam, cast, select
+from sqlalchemy import Dialect, Select, Text, bindparam, cast, select
 from sqlalchemy.orm import contains_eager, defer, joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -104,7 +104,9 @@ class SeatSnapshot:
 class GameSnapshot:
     """A game as one statement read it, for answering a read (nothing here is ever written).
 
-    The state is decoded from its JSON text on first use: a ``304 Not Modified`` never needs it.
+    The options and the state are decoded from their JSON text on first use: a ``304 Not
+    Modified``, or an answer the process has already encoded (``read.game_json``), needs
+    neither.
     """
 
     id: str
@@ -112,12 +114,19 @@ class GameSnapshot:
     status: str
     version: int
     host_token_version: int
-    options: dict[str, Any]
+    options_text: str | None
     turn_time_limit: int | None
     turn_deadline: datetime | None
     seats: tuple[SeatSnapshot, ...]
     state_text: str | None
+    _options: dict[str, Any] | None = field(default=None, repr=False)
     _state: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        if self._options is None:
+            self._options = json.loads(self.options_text) if self.options_text else {}
+        return self._options
 
     @property
     def state(self) -> dict[str, Any] | None:
@@ -140,32 +149,98 @@ _READ = (
     .select_from(_GAMES.outerjoin(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
     .where(_GAMES.c.id == bindparam("game_id"))
     .order_by(_SEATS.c.index)
-)  # built once: its SQL is compiled once and found in the cache by identity afterwards
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DriverStatement:
+    """A Core statement compiled once for a dialect, to run on the driver's own cursor.
+
+    The hottest read skips SQLAlchemy's work per execution (an execution context, result
+    metadata built from the cursor's description, row objects): that was about half of the
+    read's CPU in this process. What SQLAlchemy would still do is kept: the SQL and the
+    parameter order of the dialect, and each column type's result processing (SQLite's text
+    datetimes and integer booleans, ``UTCDateTime``'s conversion to UTC).
+    """
+
+    sql: str
+    bind_order: tuple[str, ...] | None  # positional paramstyles (SQLite's ``?``)
+    processors: tuple[tuple[int, Callable[[Any], Any]], ...]  # (column, processor) pairs
+
+    @classmethod
+    def compile(cls, statement: Select[Any], dialect: Dialect) -> DriverStatement:
+        compiled = statement.compile(dialect=dialect)
+        order = tuple(getattr(compiled, "positiontup", None) or ()) if compiled.positional \
+            else None
+        processors = [column.type.dialect_impl(dialect).result_processor(dialect, None)
+                      for column in statement.selected_columns]
+        return cls(compiled.string, order,
+                   tuple((i, p) for i, p in enumerate(processors) if p is not None))
+
+    def params(self, values: dict[str, Any]) -> dict[str, Any] | tuple[Any, ...]:
+        return values if self.bind_order is None else tuple(values[n] for n in self.bind_order)
+
+    def row(self, raw: Sequence[Any]) -> list[Any]:
+        row = list(raw)
+        for column, process in self.processors:
+            if row[column] is not None:
+                row[column] = process(row[column])
+        return row
+
+
+_DRIVER_READ: dict[tuple[str, str], DriverStatement] = {}  # by (dialect name, driver)
 
 
 def read_game(game_id: str) -> GameSnapshot:
-    """The game and its seats for a read: one statement, on a connection of its own.
+    """The game and its seats for a read: one statement, on a pooled connection of its own.
 
-    On PostgreSQL the connection is in autocommit: a lone SELECT is consistent by itself, and
-    it saves the BEGIN and ROLLBACK round trips of a transaction around it. The session is not
-    used, so nothing of this request's writes (it makes none) could be in it.
+    The session is not used, so nothing of this request's writes (it makes none) could be in
+    it. The statement runs in autocommit (:func:`_driver_rows`): alone, it is consistent.
     """
-    with _read_connection() as connection:
-        rows = connection.execute(_READ, {"game_id": game_id}).all()
+    rows = _driver_rows(_READ, _DRIVER_READ, {"game_id": game_id})
     if not rows:
         raise _not_found(game_id)
     first = rows[0]
     seats = tuple(SeatSnapshot(*row[9:]) for row in rows if row[9] is not None)
-    options = json.loads(first[5]) if first[5] is not None else {}
-    return GameSnapshot(first[0], first[1], first[2], first[3], first[4], options, first[6],
+    return GameSnapshot(first[0], first[1], first[2], first[3], first[4], first[5], first[6],
                         first[7], seats, first[8])
 
 
-def _read_connection() -> Connection:
-    connection = db.engine.connect()
-    if connection.dialect.name == "postgresql":
-        connection.execution_options(isolation_level="AUTOCOMMIT")
-    return connection
+def _driver_rows(statement: Select[Any], compiled: dict[tuple[str, str], DriverStatement],
+                 values: dict[str, Any]) -> list[list[Any]]:
+    """Run ``statement`` (compiled once per dialect into ``compiled``) on a pooled connection.
+
+    In autocommit: PostgreSQL saves the BEGIN and ROLLBACK round trips of a transaction around
+    it (the connection is put back in transaction mode before the pool has it again: writes
+    need it); SQLite's driver connections are in autocommit already (we BEGIN ourselves:
+    ``database.configure_engine``).
+    """
+    engine = db.engine
+    dialect = engine.dialect
+    driver_statement = compiled.get((dialect.name, dialect.driver))
+    if driver_statement is None:
+        driver_statement = compiled[dialect.name, dialect.driver] = \
+            DriverStatement.compile(statement, dialect)
+    pooled = engine.raw_connection()
+    try:
+        driver = pooled.driver_connection
+        autocommit = dialect.name == "postgresql"
+        if autocommit:
+            driver.autocommit = True  # type: ignore[union-attr]
+        cursor = pooled.cursor()
+        try:
+            cursor.execute(driver_statement.sql, driver_statement.params(values))
+            return [driver_statement.row(raw) for raw in cursor.fetchall()]
+        except dialect.loaded_dbapi.Error as error:
+            if dialect.is_disconnect(error, pooled, cursor):
+                pooled.invalidate(error)  # as SQLAlchemy's own execution would
+            raise
+        finally:
+            cursor.close()
+            if autocommit and pooled.is_valid:
+                driver.autocommit = False  # type: ignore[union-attr]
+    finally:
+        pooled.close()
 
 
 def get_game(game_id: str, *, for_update: bool = False) -> GameRow:

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
+
+from flask import Response, current_app
 
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
 from dos_server.models import GameRow, as_utc, utcnow
@@ -17,6 +22,7 @@ from dos_server.problems import Problem
 from dos_server.services import archive
 from dos_server.services.access import (
     GameLike,
+    GameSnapshot,
     SeatLike,
     Viewer,
     engine_state,
@@ -28,10 +34,10 @@ from dos_server.services.access import (
 from dos_server.services.archive import HistoryEvent
 
 
-def game_body(game: GameLike[SeatLike], viewer: Viewer,
-              state: Game | None = None) -> dict[str, Any]:
+def game_body(game: GameLike[SeatLike], viewer: Viewer, state: Game | None = None,
+              now: datetime | None = None) -> dict[str, Any]:
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
-    now = utcnow()
+    now = now or utcnow()
     body: dict[str, Any] = {
         "id": game.id,
         "title": game.title,
@@ -99,6 +105,7 @@ def fairness_check(game: GameRow) -> dict[str, Any] | None:
 
 
 def legal_actions_body(game: GameLike[SeatLike], viewer: Viewer) -> dict[str, Any]:
+    """The viewer's legal actions, numbered; 403 unless a seat's player, 409 before the start."""
     seat = require_player(viewer, "list that seat's legal actions")
     state = engine_state(game)
     actions = state.legal_actions(seat) if game.status == "active" else []
@@ -114,6 +121,73 @@ def legal_actions_body(game: GameLike[SeatLike], viewer: Viewer) -> dict[str, An
     }
 
 
+# -- encoded answers: the same viewer re-reading the same game gets the bytes made before ------
+
+
+class EncodedAnswers:
+    """A process's JSON-encoded read answers, by everything each answer is computed from.
+
+    Players' clients and the web table read games again and again between two moves; each
+    such read would decode the state, rebuild the view and encode it again. A key holds every
+    value its body is made of: the game's version stands for its state (every change of the
+    state bumps it), and the viewer's seat and host flag for whose hand it shows. So an answer
+    is never served for another viewer, another version or other seats, and an entry is never
+    invalidated, only evicted (least recently used first). The token is checked before any
+    answer is looked up (``api.games``), on rows the request has just read.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._answers: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+        self._lock = threading.Lock()  # gthread workers share it between threads
+
+    def get(self, key: tuple[Any, ...], body: Callable[[], dict[str, Any]]) -> bytes:
+        """The encoded answer for ``key``; ``body()`` makes it the first time."""
+        with self._lock:
+            found = self._answers.get(key)
+            if found is not None:
+                self._answers.move_to_end(key)
+                return found
+        # Flask's own encoding, as ``jsonify`` would answer: the app's response class.
+        encoded = cast(Response, current_app.json.response(body())).get_data()
+        with self._lock:
+            self._answers[key] = encoded
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+        return encoded
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+
+ENCODED_ANSWERS = 2048  # a few KB each: a few MB per process at most
+
+
+def encoded_answers() -> EncodedAnswers:
+    """This app's answers (one per app: tests run several apps, on other databases)."""
+    answers: EncodedAnswers | None = current_app.extensions.get("dos_encoded_answers")
+    if answers is None:
+        answers = current_app.extensions["dos_encoded_answers"] = EncodedAnswers(ENCODED_ANSWERS)
+    return answers
+
+
+def game_json(game: GameSnapshot, viewer: Viewer) -> bytes:
+    """:func:`game_body` as JSON; made once per process for what it shows this viewer."""
+    now = utcnow()
+    key = ("game", game.id, game.version, game.status, game.title, game.options_text,
+           game.turn_time_limit, game.turn_deadline, _seats_shown(game, now), viewer.seat,
+           viewer.host)
+    return encoded_answers().get(key, lambda: game_body(game, viewer, now=now))
+
+
+def legal_actions_json(game: GameSnapshot, viewer: Viewer) -> bytes:
+    """:func:`legal_actions_body` as JSON; made once per process per seat and version."""
+    seat = require_player(viewer, "list that seat's legal actions")
+    engine_state(game)  # not started: 409, cached or not
+    key = ("actions", game.id, game.version, game.status, seat)
+    return encoded_answers().get(key, lambda: legal_actions_body(game, viewer))
+
+
 # -- entity tags: a client that has the current answer gets 304 Not Modified ------------------
 
 
@@ -125,9 +199,7 @@ def game_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
     it (a host's rotation unclaims a seat, a vacation ends), so they are in the tag as well.
     The viewer is in it: a tag never matches another seat's (or the host's) answer.
     """
-    now = utcnow()
-    seats = [[seat.index, seat.name, seat.bot, seat.claimed, seat.resigned,
-              _shown_until(seat, now)] for seat in game.seats]
+    seats = _seats_shown(game, utcnow())
     deadline = game.turn_deadline.isoformat() if game.turn_deadline else None
     return _tag("g", game, viewer, [game.status, deadline, viewer.host, seats])
 
@@ -147,6 +219,12 @@ def _tag(kind: str, game: GameLike[SeatLike], viewer: Viewer, parts: list[Any]) 
     seat_id = next((s.public_id for s in game.seats if s.index == viewer.seat), None)
     digest = hashlib.sha256(json.dumps([game.id, seat_id, *parts]).encode()).hexdigest()
     return f"{kind}{game.version}-{digest[:20]}"
+
+
+def _seats_shown(game: GameLike[SeatLike], now: datetime) -> tuple[tuple[Any, ...], ...]:
+    """What a game body shows of its seats besides their position's view (``game_body``)."""
+    return tuple((seat.index, seat.name, seat.bot, seat.claimed, seat.resigned,
+                  _shown_until(seat, now)) for seat in game.seats)
 
 
 def _shown_until(seat: SeatLike, now: datetime) -> str | None:
@@ -230,15 +308,19 @@ def record_body(game: GameRow) -> dict[str, Any]:
 
 
 __all__ = [
+    "EncodedAnswers",
     "actions_etag",
+    "encoded_answers",
     "event_out",
     "fairness",
     "fairness_check",
     "game_body",
     "game_etag",
+    "game_json",
     "history_body",
     "invites_body",
     "legal_actions_body",
+    "legal_actions_json",
     "recent_history_body",
     "record_body",
     "seat_settings_body",
