@@ -200,9 +200,8 @@ def busy_problem(error: BaseException) -> Problem | None:
     The write transaction was rolled back whole (``database.write_transaction``), so the
     request can be sent again as it was (dos-client retries its GETs and POSTs on a 503).
     """
-    if not isinstance(error, DBAPIError):
-        return None
-    cause = error.orig
+    # The hot reads run on the driver's cursor: its errors come unwrapped by SQLAlchemy.
+    cause = error.orig if isinstance(error, DBAPIError) else error
     retryable = (getattr(cause, "sqlstate", None) in RETRYABLE_SQLSTATES
                  or getattr(cause, "sqlite_errorname", None) == "SQLITE_BUSY")
     if not retryable:

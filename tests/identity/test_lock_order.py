@@ -13,11 +13,13 @@ the same pairs on both backends.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +34,7 @@ from dos_server import worker
 from dos_server.config import normalize_database_url
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, IdentityRow, SeatRow, utcnow
+from dos_server.problems import busy_problem
 from testkit import PG_URL, SmtpSink, serving, wait_for
 
 ANN, BOB = "ann@example.org", "bob@example.org"
@@ -368,3 +371,22 @@ def test_races_on_a_game_where_ann_holds_two_seats(mail_app: Flask, smtp: SmtpSi
     with mail_app.app_context():
         assert db.session.get(IdentityRow, ANN) is None
         db.session.remove()
+
+
+def test_a_busy_error_straight_from_the_driver_is_a_503_too(tmp_path: Path) -> None:
+    """The hot reads run on the driver's cursor, so their errors arrive unwrapped by
+    SQLAlchemy: a real SQLITE_BUSY from sqlite3 itself is still a 503 to retry."""
+    path = tmp_path / "busy.sqlite3"
+    holder = sqlite3.connect(path, timeout=0)
+    waiter = sqlite3.connect(path, timeout=0)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError) as raised:
+            waiter.execute("BEGIN IMMEDIATE")
+    finally:
+        holder.close()
+        waiter.close()
+    busy = busy_problem(raised.value)
+    assert busy is not None
+    assert busy.status == 503
+    assert busy_problem(ValueError("not a database error")) is None
