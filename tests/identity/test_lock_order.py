@@ -27,14 +27,22 @@ import requests
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
-from identity_helpers import auth, create, finish, sign_in
+from identity_helpers import auth, create, finish, join_all, sign_in
 
 from dos_engine import Game, GameRecord, replay
 from dos_server import worker
 from dos_server.config import normalize_database_url
 from dos_server.extensions import db
-from dos_server.models import EventRow, GameRow, IdentityRow, SeatRow, utcnow
+from dos_server.models import (
+    EventRow,
+    GameRow,
+    IdentityRow,
+    NotificationRow,
+    SeatRow,
+    utcnow,
+)
 from dos_server.problems import busy_problem
+from dos_server.services import digest
 from testkit import PG_URL, SmtpSink, serving, wait_for
 
 ANN, BOB = "ann@example.org", "bob@example.org"
@@ -390,3 +398,54 @@ def test_a_busy_error_straight_from_the_driver_is_a_503_too(tmp_path: Path) -> N
     assert busy is not None
     assert busy.status == 503
     assert busy_problem(ValueError("not a database error")) is None
+
+
+@ON_POSTGRESQL
+def test_two_workers_reaching_one_digest_at_once_send_it_once(mail_app: Flask,
+                                                              db_url: str) -> None:
+    """Another worker has just queued Ann's digest and not yet committed: this worker's pass
+    waits for it, then sends nothing (it used to fail on the other's new row, and the rest of
+    its pass was lost)."""
+    client = mail_app.test_client()
+    for _ in range(40):  # the dealer is random: until Ann's turn comes first
+        game = create(client, [{"name": "ann", "email": ANN}, {"name": "bob", "email": BOB}])
+        tokens = join_all(client, game)
+        answer = client.put(f"/api/games/{game['id']}/seats/0/notifications",
+                            json={"digest": True}, headers=auth(tokens[0]))
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        if _state(mail_app, game["id"])[0].current == 0:
+            break
+    else:
+        pytest.fail("Ann never moved first in 40 deals")
+    now = utcnow()
+    engine = sa.create_engine(normalize_database_url(db_url), poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as other, engine.connect() as watcher:
+            watcher.execution_options(isolation_level="AUTOCOMMIT")
+            other.execute(sa.text("INSERT INTO digests (address, last_sent_at) VALUES (:a, :t)"),
+                          {"a": ANN, "t": now})
+            lock = SeatLock(other, watcher)
+            outcome: dict[str, Any] = {}
+
+            def worker_pass() -> None:
+                with mail_app.app_context():
+                    try:
+                        outcome["queued"] = digest.send_digests(now)
+                    except Exception as error:
+                        outcome["error"] = error
+                    db.session.remove()
+
+            thread = threading.Thread(target=worker_pass)
+            thread.start()
+            lock.wait_until_queued(1)  # the pass waits on the other worker's new row
+            other.commit()
+            thread.join(30)
+    finally:
+        engine.dispose()
+    assert "error" not in outcome, repr(outcome.get("error"))
+    assert outcome["queued"] == 0
+    with mail_app.app_context():
+        queued = db.session.execute(sa.select(NotificationRow).where(
+            NotificationRow.event == "digest")).scalars().all()
+        db.session.remove()
+    assert queued == []  # the other worker's digest (its outbox row) is the only one

@@ -4,10 +4,12 @@ every game waiting on that person (their seats with ``digest`` on)."""
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from dos_server.database import write_transaction
 from dos_server.delivery.email import play_line
@@ -18,6 +20,7 @@ from dos_server.tokens import unsubscribe_address
 from dos_server.web import links as web_links
 
 DIGEST_EVERY = timedelta(hours=24)
+NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def send_digests(now: datetime) -> int:
@@ -50,13 +53,8 @@ def send_digests(now: datetime) -> int:
     queued = 0
     for address, games in sorted(waiting.items()):
         with write_transaction():
-            last = db.session.get(DigestRow, address)
-            if last is not None and as_utc(last.last_sent_at) > now - DIGEST_EVERY:
+            if not _claim_digest(address, now):
                 continue
-            if last is None:
-                db.session.add(DigestRow(address=address, last_sent_at=now))
-            else:
-                last.last_sent_at = now
             add_row(None, [], "email", address, "digest", f"digest:{address}:{now:%Y-%m-%dT%H}",
                     {"event": "digest", "address": address, "games": games,
                      "thread": hashlib.sha256(address.encode()).hexdigest()[:16],
@@ -64,3 +62,25 @@ def send_digests(now: datetime) -> int:
                      "unsubscribe_mailto": games[0]["unsubscribe_mailto"]}, due=now)
             queued += 1
     return queued
+
+
+def _claim_digest(address: str, now: datetime) -> bool:
+    """Take today's digest of ``address`` in the caller's transaction; False if it went out
+    less than a day ago.
+
+    Two workers may reach the same address at once. The row is created if missing without
+    failing on the other worker's new row (the insert waits for its commit, then does
+    nothing), then locked: the second worker reads the first one's time and sends nothing.
+    """
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    db.session.execute(insert(DigestRow).values(address=address, last_sent_at=NEVER)
+                       .on_conflict_do_nothing(index_elements=[DigestRow.address]))
+    last = db.session.execute(
+        select(DigestRow).where(DigestRow.address == address).with_for_update()
+        .execution_options(populate_existing=True)
+    ).scalar_one()
+    if as_utc(last.last_sent_at) > now - DIGEST_EVERY:
+        return False
+    last.last_sent_at = now
+    return True
