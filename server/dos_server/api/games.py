@@ -45,7 +45,7 @@ def _viewer(game_id: str) -> tuple[Any, access.Viewer]:
 
 
 def _conditional(game_id: str, etag: Callable[[Any, access.Viewer], str],
-                 encoded: Callable[[access.GameSnapshot, access.Viewer], bytes]) -> Response:
+                 encoded: Callable[[access.GameSnapshot, access.Viewer, str], bytes]) -> Response:
     """A read that answers ``304 Not Modified`` when ``If-None-Match`` holds its current tag.
 
     One statement reads the game's row and seats (``access.read_game``); the token is checked
@@ -59,7 +59,7 @@ def _conditional(game_id: str, etag: Callable[[Any, access.Viewer], str],
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
     if request.if_none_match.contains_weak(tag):
         return Response(status=304, headers=headers)
-    return current_app.response_class(encoded(game, viewer), headers=headers,
+    return current_app.response_class(encoded(game, viewer, tag), headers=headers,
                                       mimetype="application/json")
 
 

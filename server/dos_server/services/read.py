@@ -34,10 +34,10 @@ from dos_server.services.access import (
 from dos_server.services.archive import HistoryEvent
 
 
-def game_body(game: GameLike[SeatLike], viewer: Viewer, state: Game | None = None,
-              now: datetime | None = None) -> dict[str, Any]:
+def game_body(game: GameLike[SeatLike], viewer: Viewer,
+              state: Game | None = None) -> dict[str, Any]:
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
-    now = now or utcnow()
+    now = utcnow()
     body: dict[str, Any] = {
         "id": game.id,
         "title": game.title,
@@ -131,8 +131,9 @@ class EncodedAnswers:
     such read would decode the state, rebuild the view and encode it again. A key holds every
     value its body is made of: the game's version stands for its state (every change of the
     state bumps it), and the viewer's seat and host flag for whose hand it shows. So an answer
-    is never served for another viewer, another version or other seats, and an entry is never
-    invalidated, only evicted (least recently used first). The token is checked before any
+    is never served for another viewer, another version or other seats (the key is the
+    answer's entity tag, which holds all of them), and an entry is never invalidated, only
+    evicted (least recently used first). The token is checked before any
     answer is looked up (``api.games``), on rows the request has just read.
     """
 
@@ -171,21 +172,16 @@ def encoded_answers() -> EncodedAnswers:
     return answers
 
 
-def game_json(game: GameSnapshot, viewer: Viewer) -> bytes:
-    """:func:`game_body` as JSON; made once per process for what it shows this viewer."""
-    now = utcnow()
-    key = ("game", game.id, game.version, game.status, game.title, game.options_text,
-           game.turn_time_limit, game.turn_deadline, _seats_shown(game, now), viewer.seat,
-           viewer.host)
-    return encoded_answers().get(key, lambda: game_body(game, viewer, now=now))
+def game_json(game: GameSnapshot, viewer: Viewer, tag: str) -> bytes:
+    """:func:`game_body` as JSON, made once per process per :func:`game_etag` ``tag``: the tag
+    holds everything the body shows this viewer (a 304 relies on it the same way)."""
+    return encoded_answers().get(("game", tag), lambda: game_body(game, viewer))
 
 
-def legal_actions_json(game: GameSnapshot, viewer: Viewer) -> bytes:
-    """:func:`legal_actions_body` as JSON; made once per process per seat and version."""
-    seat = require_player(viewer, "list that seat's legal actions")
-    engine_state(game)  # not started: 409, cached or not
-    key = ("actions", game.id, game.version, game.status, seat)
-    return encoded_answers().get(key, lambda: legal_actions_body(game, viewer))
+def legal_actions_json(game: GameSnapshot, viewer: Viewer, tag: str) -> bytes:
+    """:func:`legal_actions_body` as JSON, made once per process per :func:`actions_etag`
+    ``tag`` (computing the tag answered the 403 and 409 already)."""
+    return encoded_answers().get(("actions", tag), lambda: legal_actions_body(game, viewer))
 
 
 # -- entity tags: a client that has the current answer gets 304 Not Modified ------------------
