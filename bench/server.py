@@ -26,6 +26,10 @@ subprocess, waits for ``/readyz`` and always stops it at the end. A short warm-u
 * reads: the same clients read their games (``GET /api/games/<id>`` with a player token; aim
   0.60x the ceiling), and then again sending the ``ETag`` they hold as ``If-None-Match``
   (nothing changed: each answer is a ``304``);
+* a read's floor: the same clients call ``GET /readyz``, which makes one database round trip
+  (``SELECT 1`` on a pooled connection in autocommit, as a game read does) and nothing else. No
+  request that asks the database can beat its ratio: what a state read costs beyond it is the
+  token check, the tag and the answer;
 * ``--rounds N`` repeats these phases N times in the same server and prints the median ratios;
 * scaling, one sequential client: state-read (and submission) latency with the few games the
   phases above left, then after inserting ``--filler`` games directly with SQL (PostgreSQL
@@ -271,14 +275,14 @@ def _worker(mode: str, port: int, seed: int, settings: Settings, barrier: Barrie
         done = 0
         turn = 0
         while done < settings.max_requests_per_client:
-            if mode == "ping":
+            if mode in ("ping", "ready"):
                 t0 = time.perf_counter()
-                status, _ = client.request("GET", "/api/ping")
+                status, _ = client.request("GET", "/api/ping" if mode == "ping" else "/readyz")
                 t1 = time.perf_counter()
                 if t1 > end:
                     break
                 if status != 200:
-                    result.errors[f"ping {status}"] = result.errors.get(f"ping {status}", 0) + 1
+                    result.errors[f"{mode} {status}"] = result.errors.get(f"{mode} {status}", 0) + 1
                 result.latencies.append(t1 - t0)
             elif mode in ("read", "cread"):
                 game = games[turn % len(games)]
@@ -723,7 +727,7 @@ def warm_up(server: Server, settings: Settings) -> None:
     """Every phase briefly, not recorded: a worker's first requests import modules and open
     database connections, which made the first ceiling read low (1,150 against 2,488 req/s)."""
     short = Settings(**{**asdict(settings), "seconds": min(settings.seconds, 2.0)})
-    for number, mode in enumerate(("ping", "play", "read", "cread")):
+    for number, mode in enumerate(("ping", "play", "read", "cread", "ready")):
         concurrent_phase(mode, server, short, 900 + number)
 
 
@@ -735,24 +739,27 @@ def one_round(server: Server, settings: Settings, number: int) -> dict[str, Any]
     play = concurrent_phase("play", server, settings, seed + 2)
     reads = concurrent_phase("read", server, settings, seed + 3)
     unchanged = concurrent_phase("cread", server, settings, seed + 4)
+    floor = concurrent_phase("ready", server, settings, seed + 6)
     after = concurrent_phase("ping", server, settings, seed + 5)
     ceiling = (before.per_second + after.per_second) / 2
     ping_cpu = (before.server_cpu_ms + after.server_cpu_ms) / 2
     ping_all = ping_cpu + (before.client_cpu_ms + after.client_cpu_ms) / 2
     out: dict[str, Any] = {
         "ceiling_before": asdict(before), "ceiling_after": asdict(after), "play": asdict(play),
-        "reads": asdict(reads), "conditional_reads": asdict(unchanged),
+        "reads": asdict(reads), "conditional_reads": asdict(unchanged), "round_trip": asdict(floor),
         "ratios": {
             "turns_to_ceiling": ratio(play.per_second, ceiling),
             "play_requests_to_ceiling": ratio(play.per_second + play.side_per_second, ceiling),
             "reads_to_ceiling": ratio(reads.per_second, ceiling),
             "conditional_reads_to_ceiling": ratio(unchanged.per_second, ceiling),
+            "round_trip_to_ceiling": ratio(floor.per_second, ceiling),
             # The same ratios from CPU per operation (ping's / the operation's): what the rates
             # would be on a machine this benchmark had to itself, CPU-bound.
             "turns_to_ceiling_by_server_cpu": ratio(ping_cpu, play.server_cpu_ms),
             "reads_to_ceiling_by_server_cpu": ratio(ping_cpu, reads.server_cpu_ms),
             "conditional_reads_to_ceiling_by_server_cpu": ratio(ping_cpu,
                                                                 unchanged.server_cpu_ms),
+            "round_trip_to_ceiling_by_server_cpu": ratio(ping_cpu, floor.server_cpu_ms),
             "turns_to_ceiling_by_cpu": ratio(ping_all, play.server_cpu_ms + play.client_cpu_ms),
             "reads_to_ceiling_by_cpu": ratio(ping_all, reads.server_cpu_ms + reads.client_cpu_ms),
         },
@@ -776,18 +783,23 @@ def one_round(server: Server, settings: Settings, number: int) -> dict[str, Any]
     print(f"{'  the same with If-None-Match: 304':36}{unchanged.per_second:9.0f} "
           f"{unchanged.p50_ms:8.2f} {unchanged.p99_ms:8.2f} "
           f"{r['conditional_reads_to_ceiling']:9.2f}")
+    print(f"{'one database round trip (/readyz)':36}{floor.per_second:9.0f} "
+          f"{floor.p50_ms:8.2f} {floor.p99_ms:8.2f} {r['round_trip_to_ceiling']:9.2f}  "
+          "(a read's floor)")
     print(f"(games finished during play: {play.games_finished})")
     print(f"{'CPU per operation, ms':36}{'server':>9} {'clients':>8} {'':8} {'/ceiling':>9}")
     for label, phase, key in (("ping (mean of both)", None, None), ("turn", play, "turns"),
                               ("state read", reads, "reads"),
-                              ("state read, 304", unchanged, "conditional_reads")):
+                              ("state read, 304", unchanged, "conditional_reads"),
+                              ("one round trip (/readyz)", floor, "round_trip")):
         if phase is None:
             print(f"  {label:34}{ping_cpu:9.2f} {ping_all - ping_cpu:8.2f}")
             continue
         print(f"  {label:34}{phase.server_cpu_ms:9.2f} {phase.client_cpu_ms:8.2f} {'':8} "
               f"{r[f'{key}_to_ceiling_by_server_cpu']:9.2f}  (server CPU)")
     for name, phase in (("ceiling", before), ("play", play), ("reads", reads),
-                        ("conditional reads", unchanged), ("ceiling after", after)):
+                        ("conditional reads", unchanged), ("round trip", floor),
+                        ("ceiling after", after)):
         if phase.errors:
             print(f"  {name} errors: {phase.errors}")
     return out

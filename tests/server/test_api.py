@@ -19,6 +19,7 @@ from server_helpers import (
 )
 
 from dos_engine import GameRecord, Match, replay
+from testkit import build_app, dispose
 
 
 def _two_players(client: FlaskClient) -> tuple[str, dict[int, str]]:
@@ -390,3 +391,20 @@ def test_health(client: FlaskClient, backend: str) -> None:
     assert client.get("/healthz").get_json() == {"status": "ok"}
     ready = client.get("/readyz").get_json()
     assert ready == {"status": "ready", "database": backend}
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql+psycopg://postgres@127.0.0.1:1/nothing?connect_timeout=2",  # nobody listens
+    "sqlite:////nonexistent-dir/dos.db",  # a file that cannot be opened
+])
+def test_readiness_says_503_when_the_database_does_not_answer(url: str) -> None:
+    app = build_app(url, migrate=False)
+    try:
+        client = app.test_client()
+        assert client.get("/healthz").get_json() == {"status": "ok"}  # the process is up
+        for _ in range(2):  # and a failed check leaves nothing broken behind
+            body = assert_problem(client.get("/readyz"), 503)
+            assert body["type"].endswith("/not-ready")
+            assert "Traceback" not in str(body)
+    finally:
+        dispose(app)

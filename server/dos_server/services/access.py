@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Dialect, Select, Text, bindparam, cast, select
+from sqlalchemy import Dialect, Select, Text, bindparam, cast, literal_column, select
 from sqlalchemy.orm import contains_eager, defer, joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -204,6 +204,16 @@ def read_game(game_id: str) -> GameSnapshot:
     seats = tuple(SeatSnapshot(*row[9:]) for row in rows if row[9] is not None)
     return GameSnapshot(first[0], first[1], first[2], first[3], first[4], first[5], first[6],
                         first[7], seats, first[8])
+
+
+_ONE: Select[Any] = select(literal_column("1"))
+_DRIVER_ONE: dict[tuple[str, str], DriverStatement] = {}
+
+
+def database_round_trip() -> None:
+    """``SELECT 1`` the way :func:`read_game` reads: one round trip on a pooled connection, in
+    autocommit, outside the session (the readiness check; any database error propagates)."""
+    _driver_rows(_ONE, _DRIVER_ONE, {})
 
 
 def _driver_rows(statement: Select[Any], compiled: dict[tuple[str, str], DriverStatement],
@@ -426,6 +436,7 @@ __all__ = [
     "Viewer",
     "authenticate",
     "check_game",
+    "database_round_trip",
     "engine_state",
     "find_seat",
     "get_game",
