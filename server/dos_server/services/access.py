@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Dialect, Select, Text, bindparam, cast, literal_column, select
+from sqlalchemy import Dialect, Select, Text, bindparam, case, cast, func, literal_column, select
 from sqlalchemy.orm import contains_eager, defer, joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -137,12 +137,14 @@ class GameSnapshot:
 
 _GAMES = GameRow.__table__
 _SEATS = SeatRow.__table__
-# One row per seat; the JSON columns come as text, decoded once (not once per seat row).
+# One row per seat; the JSON columns come as text, decoded once (not once per seat row). The
+# state (about 1.5 KB) is only in the first row: the database converts and sends it once.
 _READ = (
     select(_GAMES.c.id, _GAMES.c.title, _GAMES.c.status, _GAMES.c.version,
            _GAMES.c.host_token_version,
            cast(_GAMES.c.options, Text), _GAMES.c.turn_time_limit, _GAMES.c.turn_deadline,
-           cast(_GAMES.c.state, Text),
+           case((func.row_number().over(order_by=_SEATS.c.index) == literal_column("1"),
+                 cast(_GAMES.c.state, Text))),
            _SEATS.c.index, _SEATS.c.public_id, _SEATS.c.legacy_index, _SEATS.c.token_version,
            _SEATS.c.name, _SEATS.c.bot, _SEATS.c.claimed, _SEATS.c.resigned,
            _SEATS.c.vacation_until)
