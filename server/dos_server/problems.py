@@ -195,13 +195,23 @@ RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
 
 def busy_problem(error: BaseException) -> Problem | None:
     """A 503 with Retry-After for a write the database gave up on for now (a deadlock or a
-    serialization failure on PostgreSQL, a lock SQLite waited for in vain); None otherwise.
+    serialization failure on PostgreSQL, a lock SQLite waited for in vain), or a request whose
+    database connection was lost; None otherwise.
 
     The write transaction was rolled back whole (``database.write_transaction``), so the
     request can be sent again as it was (dos-client retries its GETs and POSTs on a 503).
     """
     # The hot reads run on the driver's cursor: its errors come unwrapped by SQLAlchemy.
     cause = error.orig if isinstance(error, DBAPIError) else error
+    if (isinstance(error, DBAPIError) and error.connection_invalidated) or _unreachable(cause):
+        # PostgreSQL is down or restarting, or something between us closed the connection:
+        # SQLAlchemy drops the pool's connections, and a later request connects again.
+        log.warning("the database could not be reached (answered 503): %s: %s",
+                    type(cause).__name__, str(cause).partition("\n")[0])
+        return Problem(503, "database-unavailable", "Database unavailable, try again",
+                       "the server could not reach its database just now; send the request "
+                       "again in a moment (a move carries its version, so it is never applied "
+                       "twice).", headers={"Retry-After": "1"})
     retryable = (getattr(cause, "sqlstate", None) in RETRYABLE_SQLSTATES
                  or getattr(cause, "sqlite_errorname", None) == "SQLITE_BUSY")
     if not retryable:
@@ -212,6 +222,21 @@ def busy_problem(error: BaseException) -> Problem | None:
                    "the database had to turn this request away while another change went "
                    "through at the same moment; nothing was changed. Send it again.",
                    headers={"Retry-After": "1"})
+
+
+# PostgreSQL's connection exceptions (08...) and its shutdowns (admin, crash, still starting).
+_UNREACHABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})
+
+
+def _unreachable(cause: BaseException | None) -> bool:
+    """Whether psycopg failed to connect or lost its connection (it gives those no SQLSTATE,
+    or a connection-exception or shutdown one); other errors are the request's own."""
+    import psycopg  # a server dependency; imported here, after gevent patches the workers
+
+    if not isinstance(cause, psycopg.OperationalError):
+        return False
+    state = cause.sqlstate
+    return state is None or state.startswith("08") or state in _UNREACHABLE_SQLSTATES
 
 
 def _unexpected(error: BaseException) -> Response:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Dialect, Select, Text, bindparam, case, cast, func, literal_column, select
+from sqlalchemy import Dialect, Engine, Select, Text, bindparam, case, cast, func, literal_column, select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import contains_eager, defer, joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -233,26 +234,60 @@ def _driver_rows(statement: Select[Any], compiled: dict[tuple[str, str], DriverS
     if driver_statement is None:
         driver_statement = compiled[dialect.name, dialect.driver] = \
             DriverStatement.compile(statement, dialect)
+    try:
+        return _run_driver_statement(engine, driver_statement, values)
+    except _LostConnection:
+        # A pooled connection the database no longer holds (it restarted, or a proxy closed
+        # it): the pool now connects again, and a read is safe to send twice.
+        try:
+            return _run_driver_statement(engine, driver_statement, values)
+        except _LostConnection as lost:
+            raise DBAPIError.instance(driver_statement.sql, None, lost.error,
+                                      dialect.loaded_dbapi.Error,
+                                      connection_invalidated=True) from None
+
+
+class _LostConnection(Exception):
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _run_driver_statement(engine: Engine, driver_statement: DriverStatement,
+                          values: dict[str, Any]) -> list[list[Any]]:
+    dialect = engine.dialect
     pooled = engine.raw_connection()
     try:
         driver = pooled.driver_connection
         autocommit = dialect.name == "postgresql"
         if autocommit:
             driver.autocommit = True  # type: ignore[union-attr]
-        cursor = pooled.cursor()
+        # One cursor per driver connection, kept in the pool's record of it (cleared when the
+        # connection is replaced): a new psycopg cursor sets up its column loaders again on
+        # every execution, which cost as much as the rest of this function.
+        cursor = pooled.info.get(_READ_CURSOR)
+        if cursor is None or cursor.connection is not driver:
+            cursor = pooled.info[_READ_CURSOR] = pooled.cursor()
         try:
             cursor.execute(driver_statement.sql, driver_statement.params(values))
             return [driver_statement.row(raw) for raw in cursor.fetchall()]
         except dialect.loaded_dbapi.Error as error:
+            pooled.info.pop(_READ_CURSOR, None)
             if dialect.is_disconnect(error, pooled, cursor):
-                pooled.invalidate(error)  # as SQLAlchemy's own execution would
+                # What SQLAlchemy's own execution does (with its private call): this connection
+                # is closed, and every other one the pool made before now is replaced at its
+                # next checkout.
+                engine.pool._invalidate(pooled, error)
+                raise _LostConnection(error) from error
             raise
         finally:
-            cursor.close()
             if autocommit and pooled.is_valid:
                 driver.autocommit = False  # type: ignore[union-attr]
     finally:
         pooled.close()
+
+
+_READ_CURSOR = "dos_read_cursor"
 
 
 def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
