@@ -33,13 +33,12 @@ def names_of(game: dict[str, Any]) -> list[str]:
 
 
 def title(game: dict[str, Any], label: str) -> str:
-    """The game's saved name, else its title, else its players: never the id twice."""
-    if label and label != game["id"]:
-        return label
+    """The game's saved name and its title (``friday “Friday cards”``, as ``games`` lists it),
+    either alone, else its players: never the id twice."""
+    named = label if label and label != game["id"] else ""
     if game.get("title"):
-        return str(game["title"])
-    names = names_of(game)
-    return " vs ".join(names)
+        return f"{named} “{game['title']}”" if named else str(game["title"])
+    return named or " vs ".join(names_of(game))
 
 
 def marked_names(game: dict[str, Any]) -> list[str]:

@@ -573,6 +573,8 @@ def test_new_with_a_title_shows_it_in_games_and_show(config_file: Path, server_u
     listing = ok("games")
     assert "“Friday cards”" in listing.stdout
     assert ok("show").stdout.splitlines()[0].startswith("Friday cards (")
+    ok("new", "--seat", "Ann", "--seat", "Bob", "--me", "Ann", "--title", "Cards", "--as", "fri")
+    assert ok("show").stdout.splitlines()[0].startswith("fri “Cards” (")  # the name and title
     refused = run("new", "--seat", "Ann", "--seat", "Bob", "--title", "x" * 81)
     assert refused.exit_code != 0
     assert "title" in refused.stderr
