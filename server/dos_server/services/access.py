@@ -15,7 +15,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Dialect, Engine, Select, Text, bindparam, case, cast, func, literal_column, select
+from sqlalchemy import (
+    Dialect,
+    Engine,
+    Select,
+    Text,
+    bindparam,
+    case,
+    cast,
+    func,
+    literal_column,
+    select,
+)
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import contains_eager, defer, joinedload
 from sqlalchemy.orm.attributes import set_committed_value
