@@ -602,23 +602,37 @@ def _play_number(saved: SavedGame, number: int, at_version: int | None) -> None:
 
 
 def _play(saved: SavedGame, text: str, at_version: int | None = None) -> None:
+    """A move in notation (or draw, dos, catch), played on the table as it is now.
+
+    One request in the usual case: it is sent with the version of the last list this profile
+    printed, which is the table as it is unless the game moved on since; then the server's
+    409 names the current version and the move is sent again with it. Only a profile that has
+    seen no list asks for the version first. ``--at VERSION`` binds it to that version.
+    """
     _require_token(saved)
-    listing = saved.api.actions(saved.game_id)
-    version = at_version if at_version is not None else listing["version"]
+    version = at_version if at_version is not None else saved.entry.get("listed_version")
+    if version is None:
+        version = saved.api.actions(saved.game_id)["version"]
     try:
-        _submit(saved, version, actions=[text.strip()])
+        _submit(saved, int(version), actions=[text.strip()], on_current=at_version is None)
     except DosApiError as error:
-        if error.kind == "illegal-action":
+        if error.kind == "illegal-action":  # nothing was played: the list is the one to suggest
+            listing = saved.api.actions(saved.game_id)
             error.message += _did_you_mean(text, [a["action"] for a in listing["actions"]])
         raise
 
 
 def _submit(saved: SavedGame, version: int, actions: list[str] | None = None,
-            number: int | None = None) -> None:
-    """POST the move; print what happened, or why nothing was played."""
+            number: int | None = None, on_current: bool = False) -> None:
+    """POST the move; print what happened, or why nothing was played. ``on_current``: a text
+    move refused as stale is sent once more with the version the 409 names."""
     try:
         result = saved.api.submit(saved.game_id, version, actions=actions, number=number)
     except DosApiError as error:
+        current = error.problem.get("current_version")
+        if on_current and error.kind == "stale-version" and isinstance(current, int):
+            _submit(saved, current, actions=actions)
+            return
         raise _explained(saved, error, version) from None
     if saved.settings.as_json:
         saved.remember_list(result["game"])

@@ -100,3 +100,44 @@ def test_the_table_after_a_move_is_a_list_a_number_refers_to(table: Table) -> No
     assert "Your moves (play one with" in drew.stdout  # after a draw the turn goes on
     listed = _raw(table, mover, "GET", "/actions")["actions"]
     assert as_json("--profile", mover, "move", "1")["applied"] == [listed[0]["action"]]
+
+
+def _count_requests(monkeypatch: Any) -> list[tuple[str, str]]:
+    """Every HTTP request dos-client sends from now on, as (method, path)."""
+    sent: list[tuple[str, str]] = []
+    send = requests.Session.request
+
+    def counting(self: requests.Session, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append((method, url.split("/api/", 1)[-1]))
+        return send(self, method, url, *args, **kwargs)
+
+    monkeypatch.setattr(requests.Session, "request", counting)
+    return sent
+
+
+def test_a_text_move_on_the_table_seen_is_one_request(table: Table, monkeypatch: Any) -> None:
+    mover = table.to_move()
+    version = table.listing(mover)["version"]  # the profile printed this list
+    sent = _count_requests(monkeypatch)
+    result = as_json("--profile", mover, "draw")
+    assert sent == [("POST", f"games/{table.id}/actions")]
+    assert result["game"]["version"] == version + 1
+
+
+def test_a_text_move_after_the_game_moved_on_plays_on_the_current_table(
+        table: Table, monkeypatch: Any) -> None:
+    """Unlike a number, a text move names what it plays: on a table that changed since the
+    list was printed it is played as it is now (the 409 names the version), as before."""
+    mover = table.to_move()
+    seen = table.listing(mover)["version"]
+    drawn = _raw(table, mover, "POST", "/actions", json={"version": seen, "actions": ["draw"]})
+    now = _raw(table, mover, "GET", "/actions")  # another device drew: the table changed
+    assert now["version"] == drawn["version"] == seen + 1
+    text = now["actions"][-1]["action"]
+    sent = _count_requests(monkeypatch)
+    result = as_json("--profile", mover, "move", text)
+    assert sent == [("POST", f"games/{table.id}/actions")] * 2  # stale, then the current one
+    assert result["game"]["version"] == now["version"] + 1
+    assert text in [e["data"]["action"] for e in result["events"] if e["kind"] == "action"]
+    bound = run("--profile", mover, "move", "draw", "--at", str(seen))  # --at binds it
+    assert bound.exit_code == 4
