@@ -4,14 +4,17 @@ Run it from the repository root::
 
     .venv/bin/python bench/client.py
 
-It upgrades a fresh SQLite database, starts ``gunicorn -w 2 --threads 4 dos_server.wsgi:app`` on a
-free loopback port (always stopped at the end), creates a game with two human seats (two
-profiles in a temporary config file) and measures:
+It upgrades a fresh SQLite database, starts gunicorn with the product's serving configuration
+(``--config python:dos_server.gunicorn_conf``, 2 gevent workers, as ``make run`` does) on a free
+loopback port (always stopped at the end), creates a game with two human seats (two profiles in
+a temporary config file) and measures:
 
 * the wall time from launching ``dos-client move N`` to its exit (it prints the new table),
   over ``--moves`` moves: p50, p90, p99, and the p50's ratio to a bare ``python -c pass`` timed
   in the same run (aim: p50 under 200 ms); N is the first listed action of the seat to move
   (listed by an untimed ``moves --json``); a finished game is replaced by a new one;
+* the same for a text move, alternating with them: ``dos-client move "<that action's
+  notation>"`` (one request, like ``move N``, when the profile's last list is current);
 * the client process's CPU time (user + system) for each ``move N`` against that of a bare
   ``python -c pass``: on a shared machine wall times follow the other jobs, CPU time much less;
 * the start-up time of ``dos-client --help`` (median over ``--runs``) against a bare
@@ -108,12 +111,15 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_moves(client: Client, url: str, count: int) -> tuple[list[float], list[float]]:
-    """Wall times of ``move N`` and the client process's CPU time for each."""
+def time_moves(client: Client, url: str, count: int
+               ) -> tuple[list[float], list[float], list[float]]:
+    """Wall times of ``move N`` and the client process's CPU time for each, and the wall times
+    of text moves (``move "m1 R5"``) made in turn with them."""
     new_game(client, url)
     timings: list[float] = []
     cpu: list[float] = []
-    while len(timings) < count:
+    texts: list[float] = []
+    while len(timings) < count or len(texts) < count:
         state = client.json("ann", "show")
         if state["status"] != "active":
             new_game(client, url)
@@ -122,14 +128,17 @@ def time_moves(client: Client, url: str, count: int) -> tuple[list[float], list[
         listing = client.json(profile, "moves")
         if not listing["actions"]:
             continue
+        by_text = len(texts) < len(timings)
         cpu_before = children_cpu()
         started = time.perf_counter()
-        done = client.run(profile, "move", "1")
+        done = client.run(profile, "move", listing["actions"][0]["action"] if by_text else "1")
         elapsed = time.perf_counter() - started
-        if done.returncode == 0:
+        if done.returncode == 0 and by_text:
+            texts.append(elapsed)
+        elif done.returncode == 0:
             timings.append(elapsed)
             cpu.append(children_cpu() - cpu_before)
-    return timings, cpu
+    return timings, cpu, texts
 
 
 def time_command(command: list[str], runs: int, cpu: list[float] | None = None) -> list[float]:
@@ -167,15 +176,17 @@ def main() -> None:
         log = Path(tmp) / "gunicorn.log"
         with log.open("w") as log_file:
             server = subprocess.Popen(
-                [str(BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "2", "--threads", "4",
-                 "--graceful-timeout", "5", "dos_server.wsgi:app"],
+                [str(BIN / "gunicorn"), "--config", "python:dos_server.gunicorn_conf",
+                 "-b", f"127.0.0.1:{port}", "-w", "2", "--graceful-timeout", "5",
+                 "dos_server.wsgi:app"],
                 cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
             try:
                 if not wait_ready(port, server):
                     print(f"gunicorn did not start:\n{log.read_text()[-3000:]}", file=sys.stderr)
                     sys.exit(1)
                 client = Client(Path(tmp) / "client.json")
-                moves, move_cpu = time_moves(client, f"http://127.0.0.1:{port}", options.moves)
+                moves, move_cpu, texts = time_moves(client, f"http://127.0.0.1:{port}",
+                                                    options.moves)
             finally:
                 server.terminate()
                 try:
@@ -203,6 +214,9 @@ def main() -> None:
                  # CPU time of the client process: what the client itself costs, much less
                  # disturbed than wall time by other jobs on a shared machine
                  "cpu_median_ms": move_cpu_ms, "python_pass_cpu_median_ms": bare_cpu_ms},
+        "text_move": {"count": len(texts), "median_ms": statistics.median(texts) * 1000,
+                      "p90_ms": percentile(texts, 0.9) * 1000,
+                      "p99_ms": percentile(texts, 0.99) * 1000},
         "help": {"runs": options.runs, "median_ms": help_ms, "python_pass_median_ms": bare_ms,
                  "ratio": help_ms / bare_ms if bare_ms else 0.0, "aim_ms": AIM_HELP_MS,
                  "meets_aim": help_ms < AIM_HELP_MS},
@@ -213,6 +227,9 @@ def main() -> None:
           f"p99 {results['move']['p99_ms']:.0f} ms over {len(moves)} moves; python -c pass "
           f"{bare_ms:.0f} ms; ratio {results['move']['ratio']:.2f} (aim p50 < {AIM_MOVE_MS:.0f} ms)"
           + ("" if not options.no_compile else "; client not byte-compiled"))
+    text = results["text_move"]
+    print(f"dos-client move \"<notation>\": p50 {text['median_ms']:.0f} ms, p90 "
+          f"{text['p90_ms']:.0f} ms, p99 {text['p99_ms']:.0f} ms over {len(texts)} moves")
     print(f"  client process CPU time (user + system): p50 {move_cpu_ms:.0f} ms; python -c pass "
           f"{bare_cpu_ms:.0f} ms; ratio {move_cpu_ms / bare_cpu_ms if bare_cpu_ms else 0:.2f}; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
