@@ -102,6 +102,13 @@ def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
             yield url
 
 
+# For what only PostgreSQL has (its locks, its server's connections): the test's ``backend``
+# is PostgreSQL alone. CI always sets TEST_DATABASE_URL (.ci/run), and so does ``make test``
+# when a local PostgreSQL answers; without one, pytest reports the empty parameter set.
+ON_POSTGRESQL = pytest.mark.parametrize("backend", ["postgresql"] if PG_URL else [],
+                                        indirect=True)
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """Each database test runs on SQLite and, with TEST_DATABASE_URL, on PostgreSQL."""

@@ -43,11 +43,9 @@ from dos_server.models import (
 )
 from dos_server.problems import busy_problem
 from dos_server.services import digest
-from testkit import PG_URL, SmtpSink, serving, wait_for
+from testkit import ON_POSTGRESQL, SmtpSink, serving, wait_for
 
 ANN, BOB = "ann@example.org", "bob@example.org"
-ON_POSTGRESQL = pytest.mark.parametrize("backend", ["postgresql"] if PG_URL else [],
-                                        indirect=True)
 
 
 def _game_with_two_seats_of_ann(client: FlaskClient, **options: Any) -> tuple[str, dict[int, str]]:

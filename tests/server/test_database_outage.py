@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import os
 
-import pytest
 import sqlalchemy as sa
 from server_helpers import assert_problem, auth, started_game, stored_version
 
-from testkit import PG_URL, build_app, dispose, normalize_database_url, pg_schema, wait_for
+from testkit import (
+    ON_POSTGRESQL,
+    PG_URL,
+    build_app,
+    dispose,
+    normalize_database_url,
+    wait_for,
+)
 
 UNREACHABLE = "postgresql+psycopg://postgres@127.0.0.1:1/nothing?connect_timeout=2"
 
@@ -47,8 +53,8 @@ def test_an_unreachable_database_answers_503_to_reads_writes_and_pages() -> None
         dispose(app)
 
 
-@pytest.mark.skipif(not PG_URL, reason="needs PostgreSQL (TEST_DATABASE_URL)")
-def test_connections_closed_under_the_server_cost_no_500_and_no_half_move() -> None:
+@ON_POSTGRESQL  # SQLite has no server whose connections could be closed under us
+def test_connections_closed_under_the_server_cost_no_500_and_no_half_move(db_url: str) -> None:
     name = f"dos_outage_{os.getpid()}"
     admin = sa.create_engine(normalize_database_url(PG_URL or ""), poolclass=sa.pool.NullPool)
 
@@ -62,34 +68,33 @@ def test_connections_closed_under_the_server_cost_no_500_and_no_half_move() -> N
         wait_for(lambda: not _backends_of(admin, name), 10, "the backends to exit")
         return closed
 
-    with pg_schema() as url:
-        app = build_app(f"{url}&application_name={name}")
-        try:
-            client = app.test_client()
-            game_id, _host, seats = started_game(client)
-            read = client.get(f"/api/games/{game_id}", headers=auth(seats[0])).get_json()
-            mover = seats[read["view"]["current"]]
-            assert close_the_servers_connections() >= 1
+    app = build_app(f"{db_url}&application_name={name}")
+    try:
+        client = app.test_client()
+        game_id, _host, seats = started_game(client)
+        read = client.get(f"/api/games/{game_id}", headers=auth(seats[0])).get_json()
+        mover = seats[read["view"]["current"]]
+        assert close_the_servers_connections() >= 1
 
-            # A read is sent again on a new connection: the person never sees the outage.
-            again = client.get(f"/api/games/{game_id}", headers=auth(seats[0]))
-            assert again.status_code == 200, again.get_data(as_text=True)
-            assert again.get_json()["version"] == read["version"]
+        # A read is sent again on a new connection: the person never sees the outage.
+        again = client.get(f"/api/games/{game_id}", headers=auth(seats[0]))
+        assert again.status_code == 200, again.get_data(as_text=True)
+        assert again.get_json()["version"] == read["version"]
 
-            # A move on a closed connection is refused whole, with a 503 to retry...
-            assert close_the_servers_connections() >= 1
-            move = {"version": read["version"], "number": 1}
-            first = client.post(f"/api/games/{game_id}/actions", json=move, headers=auth(mover))
-            assert_problem(first, 503)
-            assert first.headers["Retry-After"] == "1"
-            assert stored_version(app, game_id) == read["version"]  # nothing applied
-            second = client.post(f"/api/games/{game_id}/actions", json=move, headers=auth(mover))
-            assert second.status_code == 200, second.get_data(as_text=True)
-            # ... and the game goes on: one move applied, once.
-            assert stored_version(app, game_id) > read["version"]
-            stale = client.post(f"/api/games/{game_id}/actions", json=move, headers=auth(mover))
-            assert_problem(stale, 409)
-            assert client.get("/readyz").status_code == 200
-        finally:
-            dispose(app)
-            admin.dispose()
+        # A move on a closed connection is refused whole, with a 503 to retry...
+        assert close_the_servers_connections() >= 1
+        move = {"version": read["version"], "number": 1}
+        first = client.post(f"/api/games/{game_id}/actions", json=move, headers=auth(mover))
+        assert_problem(first, 503)
+        assert first.headers["Retry-After"] == "1"
+        assert stored_version(app, game_id) == read["version"]  # nothing applied
+        second = client.post(f"/api/games/{game_id}/actions", json=move, headers=auth(mover))
+        assert second.status_code == 200, second.get_data(as_text=True)
+        # ... and the game goes on: one move applied, once.
+        assert stored_version(app, game_id) > read["version"]
+        stale = client.post(f"/api/games/{game_id}/actions", json=move, headers=auth(mover))
+        assert_problem(stale, 409)
+        assert client.get("/readyz").status_code == 200
+    finally:
+        dispose(app)
+        admin.dispose()

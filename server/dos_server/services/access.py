@@ -247,21 +247,13 @@ def _driver_rows(statement: Select[Any], compiled: dict[tuple[str, str], DriverS
             DriverStatement.compile(statement, dialect)
     try:
         return _run_driver_statement(engine, driver_statement, values)
-    except _LostConnection:
+    except DBAPIError:  # only a lost connection comes wrapped (below)
         # A pooled connection the database no longer holds (it restarted, or a proxy closed
         # it): the pool now connects again, and a read is safe to send twice.
-        try:
-            return _run_driver_statement(engine, driver_statement, values)
-        except _LostConnection as lost:
-            raise DBAPIError.instance(driver_statement.sql, None, lost.error,
-                                      dialect.loaded_dbapi.Error,
-                                      connection_invalidated=True) from None
+        return _run_driver_statement(engine, driver_statement, values)
 
 
-class _LostConnection(Exception):
-    def __init__(self, error: Exception) -> None:
-        super().__init__(str(error))
-        self.error = error
+_READ_CURSOR = "dos_read_cursor"
 
 
 def _run_driver_statement(engine: Engine, driver_statement: DriverStatement,
@@ -277,7 +269,7 @@ def _run_driver_statement(engine: Engine, driver_statement: DriverStatement,
         # connection is replaced): a new psycopg cursor sets up its column loaders again on
         # every execution, which cost as much as the rest of this function.
         cursor = pooled.info.get(_READ_CURSOR)
-        if cursor is None or cursor.connection is not driver:
+        if cursor is None:
             cursor = pooled.info[_READ_CURSOR] = pooled.cursor()
         try:
             cursor.execute(driver_statement.sql, driver_statement.params(values))
@@ -289,16 +281,15 @@ def _run_driver_statement(engine: Engine, driver_statement: DriverStatement,
                 # is closed, and every other one the pool made before now is replaced at its
                 # next checkout.
                 engine.pool._invalidate(pooled, error)
-                raise _LostConnection(error) from error
+                raise DBAPIError.instance(driver_statement.sql, None, error,
+                                          dialect.loaded_dbapi.Error,
+                                          connection_invalidated=True) from error
             raise
         finally:
             if autocommit and pooled.is_valid:
                 driver.autocommit = False  # type: ignore[union-attr]
     finally:
         pooled.close()
-
-
-_READ_CURSOR = "dos_read_cursor"
 
 
 def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
