@@ -612,12 +612,12 @@ def test_web_query_tokens_are_redacted_in_logs() -> None:
 
 def test_links_for_emails_open_the_pages(table: Table) -> None:
     """What the emails link to: the table (signing in first) and the join page."""
-    from dos_server.web import links
+    from dos_server import urls
 
     with table.app.app_context():
         base = table.app.config["PUBLIC_URL"]
-        assert links.game_url(table.game_id) == f"{base}/games/{table.game_id}"
-        invite = links.join_url(table.game_id, "an-invite")
+        assert urls.game_url(table.game_id) == f"{base}/games/{table.game_id}"
+        invite = urls.join_url(table.game_id, "an-invite")
     browser = table.app.test_client()
     response = browser.get(path_of(invite))
     assert response.headers["Location"] == f"/games/{table.game_id}/join"

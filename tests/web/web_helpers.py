@@ -60,13 +60,13 @@ def api_view(client: FlaskClient, game_id: str, token: str | None = None) -> dic
 
 
 def signin_link(app: Flask, game_id: str, seat: int) -> str:
-    """The link a your-turn email carries (``dos_server.web.links.signin_url``)."""
+    """The link a your-turn email carries (``dos_server.urls.signin_url``)."""
+    from dos_server import urls
     from dos_server.services import access
-    from dos_server.web import links
 
     with app.app_context():
         game = access.get_game(game_id)
-        return links.signin_url(game, access.seat_of(game, seat))
+        return urls.signin_url(game_id, access.seat_token("signin", game, access.seat_of(game, seat)))
 
 
 def sign_in(app: Flask, client: FlaskClient, game_id: str, seat: int) -> None:

@@ -32,6 +32,8 @@ from typing import Any
 
 from flask import current_app
 
+from dos_server import urls
+
 log = logging.getLogger("dos_server.email")
 
 # RFC 5322's hard line limit: long headers are never folded into encoded-words.
@@ -255,11 +257,6 @@ def _table(payload: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def play_line(game_id: str, number: int | str, version: int) -> str:
-    """The command that plays move ``number`` of the list shown at ``version``, and no other."""
-    return f"dos-client move {game_id} {number} --at {version}"
-
-
 def text_body(payload: Mapping[str, Any]) -> str:
     event = payload["event"]
     data = payload.get("data") or {}
@@ -296,7 +293,7 @@ def text_body(payload: Mapping[str, Any]) -> str:
         lines += [f"  {m['number']:>2}. {m['action']:<12} {m['description']}" for m in moves]
         lines.append("")
         lines.append("To play one from a terminal (the number of your move in place of 1):")
-        lines.append(f"  {play_line(payload['game_id'], 1, payload['version'])}")
+        lines.append(f"  {urls.play_line(payload['game_id'], 1, payload['version'])}")
         lines.append(f"  (--at {payload['version']} makes it this list's move, or nothing if "
                      "the game has moved on)")
         lines.append("")
@@ -313,7 +310,7 @@ def text_body(payload: Mapping[str, Any]) -> str:
     if event != "invited" and payload.get("game_id"):
         lines.append(f"See the game: dos-client show {payload['game_id']}")
     if event != "invited":
-        lines.append(f"All your games: {all_games_url()}")
+        lines.append(f"All your games: {urls.all_games_url()}")
     if payload.get("unsubscribe"):
         lines.append(f"Stop these emails: {stop_link(payload)}")
     return "\n".join(lines) + "\n"
@@ -323,11 +320,6 @@ def stop_link(payload: Mapping[str, Any]) -> str:
     """The unsubscribe link a person clicks: the page (rows queued before it existed carry
     only the API's one-click link, which shows a page in a browser too)."""
     return str(payload.get("unsubscribe_page") or payload["unsubscribe"])
-
-
-def all_games_url() -> str:
-    """Every game of the address, after signing in (issue #14)."""
-    return f"{current_app.config['PUBLIC_URL'].rstrip('/')}/me"
 
 
 # -- the HTML part ----------------------------------------------------------------------------
@@ -419,7 +411,7 @@ def html_body(payload: Mapping[str, Any]) -> str:
         parts.append("<p><b>Your moves:</b></p><table class=\"moves\" cellpadding=\"3\">"
                      f"<tr><th>#</th><th>move</th><th>what it does</th></tr>{rows}</table>")
         parts.append("<p>To play one from a terminal (the number of your move in place of 1):"
-                     f"<br><code>{html.escape(play_line(payload['game_id'], 1, payload['version']))}"
+                     f"<br><code>{html.escape(urls.play_line(payload['game_id'], 1, payload['version']))}"
                      "</code></p>")
         if payload.get("reply_to"):
             parts.append(_p("Or reply to this email with a move number, a move (like: m1 R5; "
@@ -551,7 +543,7 @@ def _build_digest(payload: dict[str, Any], message_id: str) -> EmailMessage:
                   f"  or see your moves: dos-client moves {game['id']}",
                   f"  then play one:  {game['line']}",
                   f"  stop emails for this game: {stop_link(game)}", ""]
-    lines.append(f"All your games (sign in with this address): {all_games_url()}")
+    lines.append(f"All your games (sign in with this address): {urls.all_games_url()}")
     text = "\n".join(lines) + "\n"
     message.set_content(text)
     message.add_alternative(pre_html(text), subtype="html")

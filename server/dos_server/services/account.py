@@ -32,7 +32,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import ColumnElement, delete, func, or_, select, update
 
-from dos_server import tokens
+from dos_server import tokens, urls
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import (
@@ -52,7 +52,6 @@ from dos_server.services import notify
 from dos_server.services.access import find_seat, get_game, seat_token
 from dos_server.services.locks import lock_games
 from dos_server.validation import email_key
-from dos_server.web import links as web_links
 
 CODE_DIGITS = 8
 SESSION_ID = re.compile(r"[a-f0-9]{16}")
@@ -93,8 +92,7 @@ def login_code(nonce: str, key: str | None = None) -> str:
 
 def login_link(code_id: str) -> str:
     """The sign-in link of a row: a signed token naming it (the row makes it single use)."""
-    base = current_app.config["PUBLIC_URL"].rstrip("/")
-    return f"{base}/account/signin/{tokens.issue_payload('login', {'c': code_id})}"
+    return urls.account_signin_url(tokens.issue_payload("login", {"c": code_id}))
 
 
 def request_login(address: str) -> dict[str, Any]:
@@ -390,7 +388,7 @@ def ask_confirmation(game: GameRow, seat: SeatRow) -> bool:
                    f"confirm:{game.id}:{seat.public_id}:{secrets.token_hex(6)}",
                    {"event": "confirm_email", "game_id": game.id, "seat": seat.index,
                     "name": seat.name, "address": seat.email,
-                    "link": web_links.confirm_url(token)})
+                    "link": urls.confirm_url(token)})
     return True
 
 

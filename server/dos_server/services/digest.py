@@ -11,13 +11,13 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from dos_server import urls
 from dos_server.database import write_transaction
-from dos_server.delivery.email import play_line
 from dos_server.extensions import db
 from dos_server.models import DigestRow, GameRow, SeatRow, as_utc
+from dos_server.services import access
 from dos_server.services.notify import add_row, unsubscribe_urls
 from dos_server.tokens import unsubscribe_address
-from dos_server.web import links as web_links
 
 DIGEST_EVERY = timedelta(hours=24)
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)
@@ -43,8 +43,9 @@ def send_digests(now: datetime) -> int:
             "name": seat.name,
             "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
             "opponents": [s.name or f"seat {s.index}" for s in game.seats if s is not seat],
-            "line": play_line(game.id, "N", game.version),
-            "table": web_links.signin_url(game, seat),  # one press opens the seat's table
+            "line": urls.play_line(game.id, "N", game.version),
+            # one press opens the seat's table
+            "table": urls.signin_url(game.id, access.seat_token("signin", game, seat)),
             "unsubscribe": unsubscribe,
             "unsubscribe_page": unsubscribe_page,
             "unsubscribe_mailto": unsubscribe_address(game.id, seat.public_id),

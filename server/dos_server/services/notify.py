@@ -15,15 +15,12 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
-from flask import current_app
-
 from dos_engine import Game, redact
-from dos_server import tokens
+from dos_server import tokens, urls
 from dos_server.extensions import db
 from dos_server.models import GameRow, NotificationRow, SeatRow, utcnow
-from dos_server.services import archive
+from dos_server.services import access, archive
 from dos_server.services.access import get_game, seat_named_by
-from dos_server.web import links as web_links
 
 EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over", "invited")
 CHANNELS = ("email", "webhook")
@@ -83,13 +80,7 @@ def new_webhook_secret() -> str:
 
 
 def links(game: GameRow) -> dict[str, str]:
-    base = current_app.config["PUBLIC_URL"].rstrip("/")
-    return {
-        "page": web_links.game_url(game.id),
-        "game": f"{base}/api/games/{game.id}",
-        "actions": f"{base}/api/games/{game.id}/actions",
-        "events": f"{base}/api/games/{game.id}/events",
-    }
+    return urls.api_game_urls(game.id)
 
 
 def enqueue(
@@ -181,10 +172,10 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     # The page a person can read: the seat's table (one press signs the browser in), or the
     # join page of an invite.
     invite = str(data.get("invite", "")).partition(":")[2]
-    payload["table"] = (web_links.join_url(game.id, invite) if event == "invited" and invite
-                        else web_links.signin_url(game, seat))
+    payload["table"] = (urls.join_url(game.id, invite) if event == "invited" and invite
+                        else urls.signin_url(game.id, access.seat_token("signin", game, seat)))
     if event == "game_over":
-        payload["record"] = web_links.record_url(game.id)
+        payload["record"] = urls.record_url(game.id)
     if state is not None:
         view = state.view(seat.index)
         payload["view"] = view.to_dict()
@@ -284,9 +275,8 @@ def unsubscribe_urls(game_id: str, seat_id: str) -> tuple[str, str]:
     """The seat's one-click unsubscribe link for List-Unsubscribe (the API) and the page a
     person opens from the email's body, with one token (``seat_id``: its public_id); never
     revoked."""
-    base = current_app.config["PUBLIC_URL"].rstrip("/")
     token = tokens.issue("unsubscribe", game_id, seat_id, 1)
-    return f"{base}/api/unsubscribe/{token}", web_links.unsubscribe_url(token)
+    return urls.one_click_unsubscribe_url(token), urls.unsubscribe_url(token)
 
 
 def new_address(game: GameRow, seat: SeatRow) -> None:

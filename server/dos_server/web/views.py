@@ -27,6 +27,7 @@ from flask import (
 from werkzeug.exceptions import HTTPException, InternalServerError
 from werkzeug.wrappers import Response as BaseResponse
 
+from dos_server import urls
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, busy_problem
 from dos_server.schemas import CreateGameIn, NotificationsIn, VacationIn
@@ -414,9 +415,9 @@ def host(game_id: str) -> Page:
     body = read.game_body(game, viewer)
     invites = read.invites_body(game, viewer)
     links = [{"seat": i["seat"], "name": i["name"],
-              "url": url_for("web.join", game_id=game_id, invite=i["invite"], _external=True)}
+              "url": urls.join_url(game_id, i["invite"])}
              for i in invites["invites"] if i["invite"]]
-    code_url = (url_for("web.join", game_id=game_id, code=invites["invite_code"], _external=True)
+    code_url = (urls.join_code_url(game_id, invites["invite_code"])
                 if invites["invite_code"] and body["status"] == "waiting" else None)
     return render_template("host.html", game=body, links=links, code_url=code_url,
                            signed_in=auth.player_token(game_id) is not None)
