@@ -12,7 +12,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     import os
 
     from dos_server import models  # noqa: F401 - registers the tables with the metadata
-    from dos_server.api import account, games, health, inbound, signin
+    from dos_server.api import account, games, health, inbound
     from dos_server.config import load_config
     from dos_server.database import configure_engine
     from dos_server.edge import check_request
@@ -23,6 +23,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     instance = (test_config or {}).get("INSTANCE_PATH") or os.environ.get("DOS_INSTANCE_PATH")
     app = Flask("dos_server", instance_relative_config=True, instance_path=instance or None)
     load_config(app, test_config)
+    if app.config["PROXY_COUNT"]:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        count = app.config["PROXY_COUNT"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=count, x_proto=count,  # type: ignore[method-assign]
+                                x_host=count)
     init_logging(app)
     db.init_app(app)
     migrations = app.config.get("MIGRATIONS_DIR", _migrations_dir())
@@ -35,10 +41,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     api.register_blueprint(games.unsubscribe_blp)
     api.register_blueprint(inbound.blp)
     api.register_blueprint(account.blp)
-    api.register_blueprint(signin.blp)
     from dos_server import web
 
-    web.init_app(app)  # the pages (issue #13)
+    web.init_app(app)  # the pages
     from dos_server.mailin import register_cli as register_mailin
     from dos_server.worker import register_cli
 

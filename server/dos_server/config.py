@@ -6,13 +6,19 @@ import os
 import secrets
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask
 
 DEFAULTS: dict[str, Any] = {
     "ENV_NAME": "development",  # DOS_ENV_NAME=production makes a missing SECRET_KEY fatal
     "SECRET_KEY_FALLBACKS": [],
+    # Every absolute link is built on PUBLIC_URL (dos_server/urls.py), never on a request's
+    # Host. In production only PUBLIC_URL's host and TRUSTED_HOSTS (comma-separated) are
+    # served; PROXY_COUNT proxies in front are trusted for X-Forwarded-For/-Proto/-Host.
     "PUBLIC_URL": "http://127.0.0.1:5000",
+    "TRUSTED_HOSTS": None,
+    "PROXY_COUNT": 0,
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "TOKEN_MAX_AGE_DAYS": 400,
     "SQLITE_BUSY_TIMEOUT_SECONDS": 30,
@@ -99,6 +105,7 @@ def load_config(app: Flask, test_config: dict[str, Any] | None) -> None:
     allow = app.config["WEBHOOK_ALLOW_PRIVATE"]
     if isinstance(allow, str):  # from the environment, spelled some other way than JSON
         app.config["WEBHOOK_ALLOW_PRIVATE"] = allow.strip().lower() in ("1", "true", "yes", "on")
+    _trusted_hosts(app)
     fallbacks = app.config["SECRET_KEY_FALLBACKS"]
     if isinstance(fallbacks, str):  # from the environment: comma-separated
         app.config["SECRET_KEY_FALLBACKS"] = [k for k in fallbacks.split(",") if k]
@@ -109,6 +116,26 @@ def load_config(app: Flask, test_config: dict[str, Any] | None) -> None:
                 "long random string; tokens are signed with it."
             )
         app.config["SECRET_KEY"] = _development_secret(Path(app.instance_path))
+
+
+def _trusted_hosts(app: Flask) -> None:
+    """Flask's ``TRUSTED_HOSTS``: in production PUBLIC_URL's host and those listed; any other
+    Host header is refused with 400 before a view runs."""
+    listed = app.config["TRUSTED_HOSTS"]
+    if isinstance(listed, str):  # from the environment: comma-separated
+        listed = [host.strip() for host in listed.split(",") if host.strip()]
+    listed = list(listed or [])
+    if app.config["ENV_NAME"] == "production" or listed:
+        public = urlsplit(str(app.config["PUBLIC_URL"])).hostname
+        app.config["TRUSTED_HOSTS"] = [*([public] if public else []), *listed]
+    else:
+        app.config["TRUSTED_HOSTS"] = None
+    count = app.config["PROXY_COUNT"]
+    try:
+        app.config["PROXY_COUNT"] = int(count or 0)
+    except ValueError:
+        raise ConfigError(f"PROXY_COUNT must be a whole number of proxies, not {count!r}") \
+            from None
 
 
 def normalize_database_url(uri: str) -> str:

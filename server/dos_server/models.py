@@ -335,6 +335,22 @@ class AccountSessionRow(db.Model):  # type: ignore[name-defined,misc]
     last_used_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
+class BrowserSessionRow(db.Model):  # type: ignore[name-defined,misc]
+    """A browser's session. The cookie holds a random id whose SHA-256 is ``id_hash``, so
+    the table does not give out live cookies; ``data`` is what the pages keep for the
+    browser (its seats, host controls, account sign-in, CSRF secret). Deleting the row ends
+    the session at the browser's next request."""
+
+    __tablename__ = "browser_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    data: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    # The account sign-in this browser holds: ending that account session ends this one.
+    account_session_id: Mapped[str | None] = mapped_column(String(24), nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
 class IdentityRow(db.Model):  # type: ignore[name-defined,misc]
     """What an identity (an address, compared by ``email_key``) chose for all its games."""
 

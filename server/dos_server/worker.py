@@ -12,7 +12,8 @@
 4. sends the 80% reminders and applies the timeout policy to turns whose deadline passed;
 5. plays the searching bots (``search-1``..) whose turn it is: requests stop before their turn
    so that a person's move returns at once (``play.run_bots``);
-6. archives games finished more than ``ARCHIVE_AFTER_SECONDS`` ago (services/archive.py).
+6. archives games finished more than ``ARCHIVE_AFTER_SECONDS`` ago (services/archive.py);
+7. deletes expired browser sessions (every ``SESSION_PURGE_SECONDS``).
 
 A worker killed mid-batch loses nothing: its leased rows become due again when the lease ends.
 
@@ -48,7 +49,7 @@ from typing import Any
 
 import click
 from flask import Flask, current_app
-from sqlalchemy import or_, select
+from sqlalchemy import delete, or_, select
 
 from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server.database import write_transaction
@@ -56,6 +57,7 @@ from dos_server.delivery import email, webhooks
 from dos_server.delivery.email import DeliveryError
 from dos_server.extensions import db
 from dos_server.models import (
+    BrowserSessionRow,
     DeliveryAttemptRow,
     GameRow,
     NotificationRow,
@@ -275,7 +277,24 @@ def run_once(clock: Clock = utcnow) -> int:
     digest.send_digests(clock())
     inbound.process_pending(clock())  # emailed moves a crash left unprocessed (issue #6)
     archive.archive_due(clock())  # finished games' history, compactly (issue #15)
+    purge_sessions(clock())
     return delivered
+
+
+_purged_at: dict[str, datetime] = {}  # per process: when this worker last purged sessions
+
+
+def purge_sessions(now: datetime) -> int:
+    """Delete expired browser sessions, at most once per ``SESSION_PURGE_SECONDS``."""
+    every = timedelta(seconds=float(current_app.config.get("SESSION_PURGE_SECONDS", 600)))
+    last = _purged_at.get("at")
+    if last is not None and last <= now < last + every:
+        return 0
+    _purged_at["at"] = now
+    with write_transaction():
+        done = db.session.execute(delete(BrowserSessionRow)
+                                  .where(BrowserSessionRow.expires_at < now))
+    return int(getattr(done, "rowcount", 0) or 0)
 
 
 # -- deadlines ------------------------------------------------------------------------------

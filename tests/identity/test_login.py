@@ -211,8 +211,8 @@ def test_tokens_of_other_kinds_are_not_account_tokens(mail_app: Flask, smtp: Smt
 
 
 def test_the_link_in_a_browser(mail_app: Flask, smtp: SmtpSink) -> None:
-    from dos_server.api.signin import SESSION_KEY
     from dos_server.services import account
+    from dos_server.web.auth import ACCOUNT_KEY as SESSION_KEY
 
     client = mail_app.test_client()
     client.post("/api/login", json={"email": ANN})

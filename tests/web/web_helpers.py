@@ -11,7 +11,13 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from dos_server.extensions import db
+from dos_server.models import LoginCodeRow
+from dos_server.services import account
+from dos_server.validation import email_key
+
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+ANN, BOB = "ann@example.org", "bob@example.org"
 
 
 def csrf_of(page: TestResponse | str) -> str:
@@ -76,3 +82,50 @@ def sign_in(app: Flask, client: FlaskClient, game_id: str, seat: int) -> None:
     page = client.get(first.headers["Location"])
     response = client.post(f"/games/{game_id}/signin", data={"csrf": csrf_of(page)})
     assert response.status_code == 303, response.get_data(as_text=True)
+
+
+# -- signing in with an email address -----------------------------------------------------
+
+
+def account_game(app: Flask) -> str:
+    """A game whose seat 0 belongs to ANN (claimed with the invite sent to her address)."""
+    api = app.test_client()
+    created = api_game(api, [{"name": "ann", "email": ANN}, {"name": "bob", "email": BOB}])
+    for invite in created["invites"]:
+        join_api(api, created["id"], invite["invite"])
+    return str(created["id"])
+
+
+def emailed_code(app: Flask, address: str) -> str:
+    """The code the newest sign-in email carries (an HMAC of the row's nonce)."""
+    with app.app_context():
+        row = db.session.execute(
+            db.select(LoginCodeRow).where(LoginCodeRow.email_key == email_key(address))
+            .order_by(LoginCodeRow.created_at.desc())).scalars().first()
+        assert row is not None
+        code = account.login_code(row.nonce)
+        db.session.remove()
+    return code
+
+
+def ask_code(browser: FlaskClient, address: str) -> str:
+    """Ask for a code on /me; the page that follows (with the code form)."""
+    page = browser.get("/me")
+    asked = browser.post("/me/login", data={"csrf": csrf_of(page), "email": address})
+    assert asked.status_code == 303, asked.get_data(as_text=True)
+    assert asked.headers["Location"].endswith("/me")
+    text = browser.get("/me").get_data(as_text=True)
+    assert "If this address plays here, a code and a link are on their way" in text
+    assert 'action="/me/verify"' in text
+    return text
+
+
+def account_sign_in(app: Flask, browser: FlaskClient, address: str) -> str:
+    page = ask_code(browser, address)
+    code = emailed_code(app, address)
+    done = browser.post("/me/verify", data={"csrf": csrf_of(page), "email": address,
+                                            "code": f"{code[:4]} {code[4:]}"})
+    assert done.status_code == 303, done.get_data(as_text=True)
+    text = browser.get("/me").get_data(as_text=True)
+    assert f"Signed in as {address}" in text
+    return text

@@ -177,10 +177,3 @@ class ConfirmEmail(MethodView):
         """Confirm a seat's new address: it then opens the seat by signing in."""
         return account.confirm_address(token)
 
-    @blp.response(200)
-    @blp.alt_response(401, description="not a valid confirmation link, or it expired")
-    @blp.alt_response(404, description="the game is gone")
-    @blp.alt_response(409, description="the seat's address changed again since")
-    def get(self, token: str) -> dict[str, Any]:
-        """The link in the email (mail clients open links with GET)."""
-        return account.confirm_address(token)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
-from flask import Response, current_app, request
+from flask import Response, current_app, redirect, request
 from flask.views import MethodView
+from werkzeug.wrappers import Response as BaseResponse
 
-from dos_server.api import pages
 from dos_server.edge import Blueprint
 from dos_server.extensions import limiter
 from dos_server.schemas import (
@@ -276,20 +277,23 @@ unsubscribe_blp = Blueprint("unsubscribe", __name__, url_prefix="/api/unsubscrib
 @unsubscribe_blp.route("/<token>")
 class Unsubscribe(MethodView):
     @unsubscribe_blp.response(200)
+    @unsubscribe_blp.alt_response(303, description="a browser (Accept: text/html) is sent on "
+                                  "to the unsubscribe page, which says it is done")
     @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
     @unsubscribe_blp.alt_response(404, description="the game is gone")
     def post(self, token: str) -> Any:
         """Stop this seat's emails for this game (RFC 8058 one-click; no login).
 
-        Mail clients POST ``List-Unsubscribe=One-Click``; the page's button posts here too.
+        Mail clients POST ``List-Unsubscribe=One-Click``.
         """
         done = lobby.unsubscribe(token)
         if _wants_html():
-            return pages.unsubscribe_page(done, done=True)
+            return _to_page(token)
         return done
 
-    @unsubscribe_blp.response(200, description="a page with a button that unsubscribes "
-                              "(text/html), or what the link would do (application/json)")
+    @unsubscribe_blp.response(200, description="what the link would do")
+    @unsubscribe_blp.alt_response(303, description="a browser (Accept: text/html) is sent on "
+                                  "to the unsubscribe page, whose button unsubscribes")
     @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
     @unsubscribe_blp.alt_response(404, description="the game is gone")
     def get(self, token: str) -> Any:
@@ -297,8 +301,13 @@ class Unsubscribe(MethodView):
         so only a POST unsubscribes (the page's button, or the mail client's one-click)."""
         info = notify.describe_unsubscribe(token)
         if _wants_html():
-            return pages.unsubscribe_page(info, done=False)
+            return _to_page(token)
         return {**info, "action": "POST this URL to stop this seat's emails for this game"}
+
+
+def _to_page(token: str) -> BaseResponse:
+    """The web's unsubscribe page for a browser: the API answers JSON only."""
+    return redirect(f"/unsubscribe/{quote(token, safe='')}", 303)
 
 
 def _wants_html() -> bool:

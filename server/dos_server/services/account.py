@@ -37,6 +37,7 @@ from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import (
     AccountSessionRow,
+    BrowserSessionRow,
     DigestRow,
     GameRow,
     IdentityRow,
@@ -252,6 +253,7 @@ def revoke_session(bearer: str | None, session_id: str) -> dict[str, Any]:
                                             AccountSessionRow.email_key == account.email_key)
             .returning(AccountSessionRow.id)
         ).scalars().all() if SESSION_ID.fullmatch(session_id) else []
+        _end_browser_sessions(gone)
     if not gone:
         raise Problem(404, "session-not-found", "No such session",
                       f"you have no session {session_id[:40]!r}; GET /api/me/sessions lists "
@@ -275,7 +277,16 @@ def _delete_sessions(key: str) -> list[str]:
     ).scalars())
     if gone:
         db.session.execute(delete(AccountSessionRow).where(AccountSessionRow.id.in_(gone)))
+        _end_browser_sessions(gone)
     return gone
+
+
+def _end_browser_sessions(account_sessions: Sequence[str]) -> None:
+    """A browser signed in with an ended account session is signed out of everything: the
+    seats it opened through the account go with it."""
+    if account_sessions:
+        db.session.execute(delete(BrowserSessionRow).where(
+            BrowserSessionRow.account_session_id.in_(list(account_sessions))))
 
 
 # -- my games -------------------------------------------------------------------------------

@@ -436,13 +436,12 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
         ], show=own, answer=own)
     if (current_app.config["INBOUND_REQUIRE_FROM_MATCH"] and seat.email
             and incoming.sender != seat.email.strip().lower()):
+        # Stored, never answered: From is forgeable, and an answer to it would let anyone who
+        # saw one reply address make the server mail whomever they like.
         raise Refusal("from-mismatch", [
-            f"This message came from {incoming.sender}, which is not the address on file for "
-            f"your seat in DOS game {game.id}, so nothing was changed (a forwarded game email "
-            "cannot play).",
-            "Send your reply from the address that receives the game's emails, or change that "
-            f"address first: dos-client notify {game.id} --email {incoming.sender}",
-        ])
+            "This message did not come from the address on file for the seat, so nothing was "
+            "changed.",
+        ], answer=False)
     incoming.game_id, incoming.seat = game.id, seat.index
     return _run(incoming, claims.version, game, seat)
 

@@ -1,17 +1,22 @@
-"""The web front end (issue #13): server-rendered pages for players, hosts and spectators.
+"""The web front end: server-rendered pages for players, hosts and spectators.
 
 A blueprint of ``dos_server``: views (``views.py``), Jinja templates, one CSS file and a little
 plain JavaScript, with no build step. Views call the same services as the API and never
-touch the engine or the database themselves. Sessions and CSRF are in ``auth.py``; plain
-words and card chips in ``present.py``; the addresses that emails link to in ``links.py``; the
-pages of emailed links (unsubscribe, confirm an address, a bad or expired link) in ``mailed.py``.
+touch the engine or the database themselves. Who the browser is and CSRF are in ``auth.py``,
+on server-side sessions (``sessions.py``); plain words and card chips in ``present.py``; the
+pages of emailed links (unsubscribe, confirm an address, the account's sign-in link, a bad or
+expired link) in ``mailed.py``. Every HTML answer of the app, whichever blueprint made it,
+gets its security headers here.
 """
 
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask
+from flask import Blueprint, Flask, Response, current_app, request
+
+from dos_server.web.sessions import ServerSideSessions
 
 bp = Blueprint("web", __name__, template_folder="templates", static_folder="static",
                static_url_path="/web-static")
@@ -29,8 +34,9 @@ def init_app(app: Flask) -> None:
 
     for key, value in DEFAULTS.items():
         app.config.setdefault(key, value)
-    # The session cookie holds player tokens: HttpOnly (Flask's default), SameSite=Lax, and
-    # Secure when players reach the server over https.
+    # The session cookie holds only the id of a server-side session: HttpOnly (Flask's
+    # default), SameSite=Lax, and Secure when players reach the server over https.
+    app.session_interface = ServerSideSessions()
     app.config["SESSION_COOKIE_NAME"] = app.config.get("WEB_SESSION_COOKIE_NAME", "dos_session")
     app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     app.config["SESSION_COOKIE_HTTPONLY"] = True
@@ -39,6 +45,43 @@ def init_app(app: Flask) -> None:
     watch.init_app(app)
     _redact_werkzeug_log()
     app.register_blueprint(bp)
+
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+       "frame-ancestors 'none'")
+
+
+def _csp() -> str:
+    """The pages' policy; the API reference page (ReDoc) also loads its one script."""
+    if request.path == current_app.config.get("OPENAPI_REDOC_PATH"):
+        script = urlsplit(str(current_app.config.get("OPENAPI_REDOC_URL", "")))
+        origin = f"{script.scheme}://{script.netloc}" if script.netloc else ""
+        return (f"default-src 'self'; script-src 'self' {origin}; style-src 'self' "
+                "'unsafe-inline' https://fonts.googleapis.com; font-src https://fonts.gstatic.com; "
+                "img-src 'self' data: https://cdn.redoc.ly; worker-src blob:; object-src 'none'; "
+                "base-uri 'none'; frame-ancestors 'none'")
+    return CSP
+
+
+@bp.after_app_request
+def _security_headers(response: Response) -> Response:
+    """The same headers on every page, whichever blueprint answered (the API's few HTML
+    answers and error pages included), and nosniff on every answer."""
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    if request.blueprint == "web" or response.mimetype == "text/html":
+        response.headers["Content-Security-Policy"] = _csp()
+        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["X-Frame-Options"] = "DENY"
+    if response.mimetype == "text/html":  # pages show hands: never kept by shared caches
+        response.headers["Cache-Control"] = "no-store"
+    location = response.headers.get("Location")
+    if location and location.startswith(request.host_url):
+        # werkzeug's own redirects (a doubled slash) name the request's Host: keep the path
+        # only, so a forged Host can never reach a Location (or a cache keeping it).
+        response.headers["Location"] = "/" + location[len(request.host_url):]
+        response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 class _RedactFilter(logging.Filter):

@@ -1,11 +1,15 @@
-"""Who the browser is: seats and host tokens kept in the signed session cookie, and CSRF.
+"""Who the browser is: seats and host tokens kept in the browser's session, and CSRF.
 
-The cookie (Flask's signed session: HttpOnly, SameSite=Lax, Secure when ``PUBLIC_URL`` is
-https) holds, per game, the player token of the seat this browser plays and the host token of
-games it created. One browser can hold seats of several games. A token arrives once in a URL
-(an email's sign-in link, an invite link), is parked in the session, and the browser is sent
-to the same page without it; a POST (a "Continue" button, so that mail scanners fetching every
-link cannot act) then signs in.
+The session is a row on the server (``sessions.py``); the cookie (HttpOnly, SameSite=Lax,
+Secure when ``PUBLIC_URL`` is https) holds only its opaque id. The session holds, per game,
+the player token of the seat this browser plays and the host token of games it created, and
+the account it signed in with. One browser can hold seats of several games. Whenever who the
+browser is changes (a seat or an account signed in or out, a token replaced) the session gets
+a new id and a new CSRF secret, so a cookie or a form taken before opens nothing after.
+
+A token arrives once in a URL (an email's sign-in link, an invite link), is parked in the
+session, and the browser is sent to the same page without it; a POST (a "Continue" button,
+so that mail scanners fetching every link cannot act) then signs in.
 
 Every POST carries a CSRF token: an itsdangerous signature of a random value kept in the
 session, so a form from another site (which cannot read the cookie) is refused.
@@ -16,23 +20,29 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from flask import current_app, request, session
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from dos_server import tokens
-from dos_server.api.signin import SESSION_KEY as ACCOUNT_KEY
 from dos_server.problems import Problem
 from dos_server.services import access
+from dos_server.web.sessions import ACCOUNT_SESSION, BrowserSession
 
-MAX_SEATS = 12  # the cookie must stay under 4 KB: the oldest are forgotten first
+ACCOUNT_KEY = "dos_account"  # the browser's account token (read by account.authenticate)
+MAX_SEATS = 12  # the oldest are forgotten first
 MAX_HOSTS = 6
 CSRF_MAX_AGE = 14 * 86400  # a table left open for two weeks still posts
 CSRF_FIELD = "csrf"
 
 
 # -- seats and host tokens in the session ----------------------------------------------------
+
+
+def renew() -> None:
+    """Who the browser is changes: a new session id and a new CSRF secret."""
+    cast(BrowserSession, session._get_current_object()).renew()  # type: ignore[attr-defined]
 
 
 def _entries(key: str) -> dict[str, Any]:
@@ -56,6 +66,7 @@ def player_token(game_id: str) -> str | None:
 
 
 def remember_seat(game_id: str, token: str) -> None:
+    renew()
     _store("seats", game_id, {"t": token}, MAX_SEATS)
 
 
@@ -63,6 +74,7 @@ def forget_seat(game_id: str) -> None:
     entries = _entries("seats")
     if entries.pop(game_id, None) is not None:
         session["seats"] = entries
+        renew()
 
 
 def last_seen(game_id: str) -> int | None:
@@ -85,6 +97,7 @@ def host_token(game_id: str) -> str | None:
 
 
 def remember_host(game_id: str, token: str) -> None:
+    renew()
     _store("hosts", game_id, {"t": token}, MAX_HOSTS)
 
 
@@ -98,7 +111,7 @@ def games() -> list[str]:
     return sorted(found, key=lambda g: -found[g])
 
 
-# -- the account (one identity for all your games, issue #14) -------------------------------
+# -- the account (one identity for all your games) -------------------------------------------
 
 
 def account_token() -> str | None:
@@ -107,14 +120,19 @@ def account_token() -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def remember_account(token: str) -> None:
+def remember_account(token: str, account_session_id: str) -> None:
+    """Signed in with an address: revoking ``account_session_id`` ends this session."""
+    renew()
     session[ACCOUNT_KEY] = token
+    session[ACCOUNT_SESSION] = account_session_id
     session.pop("login", None)
     session.permanent = True
 
 
 def forget_account() -> None:
-    session.pop(ACCOUNT_KEY, None)
+    if session.pop(ACCOUNT_KEY, None) is not None:
+        renew()
+    session.pop(ACCOUNT_SESSION, None)
 
 
 def login_address() -> str | None:
@@ -237,6 +255,7 @@ def check_csrf() -> None:
 
 
 __all__ = [
+    "ACCOUNT_KEY",
     "CSRF_FIELD",
     "Pending",
     "SignIn",
@@ -259,5 +278,6 @@ __all__ = [
     "remember_host",
     "remember_login",
     "remember_seat",
+    "renew",
     "resolve",
 ]

@@ -15,10 +15,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
-from flask import Response, current_app, make_response, render_template
+from flask import Response, current_app, make_response, render_template, request
 
-from dos_server import tokens
+from dos_server import tokens, urls
 from dos_server.problems import Problem
 from dos_server.services import account, lobby, notify
 from dos_server.web import auth, bp
@@ -45,12 +46,9 @@ def _heading(problem: Problem, status: int) -> str:
 def bad_link(problem: Problem, game_id: str | None = None, *, paste: bool = False) -> Response:
     """The friendly page of a link that does not work (never a traceback), with its status."""
     status = link_status(problem)
-    response = make_response(render_template(
+    return make_response(render_template(
         "link.html", problem=problem, heading=_heading(problem, status), game_id=game_id,
-        paste=paste, CSRF_FIELD=auth.CSRF_FIELD), status)  # also rendered outside ``bp``
-    from dos_server.web.views import _headers  # this page is also served outside ``bp``
-
-    return _headers(response)
+        paste=paste), status)
 
 
 def _link_page(view: Callable[[str], str]) -> Callable[[str], Response | str]:
@@ -101,15 +99,35 @@ def confirm_email_post(token: str) -> str:
     return render_template("confirm.html", token=token, done=account.confirm_address(token))
 
 
-def account_link_problem(token: str) -> Response | None:
-    """The bad-link page for an account sign-in link that is garbage or expired (the GET of
-    ``/account/signin/<token>`` checks only this; using it once is checked by its POST)."""
-    try:
-        tokens.read_payload("login", token, int(current_app.config["LOGIN_CODE_MINUTES"]) * 60,
-                            "sign-in link")
-    except Problem as problem:
-        return bad_link(problem)
-    return None
+# -- the account's sign-in link ---------------------------------------------------------------
 
 
-__all__ = ["account_link_problem", "bad_link", "link_status"]
+def same_origin() -> bool:
+    """A POST from our own page (a login-CSRF page elsewhere cannot sign you in)."""
+    origin = request.headers.get("Origin")
+    if origin is None or origin == "null":
+        return origin is None
+    theirs = urlsplit(origin)
+    ours = [urlsplit(request.host_url), urlsplit(urls.public_base())]
+    return any((theirs.scheme, theirs.netloc) == (o.scheme, o.netloc) for o in ours)
+
+
+@bp.get("/account/signin/<token>")
+@_link_page
+def account_signin(token: str) -> str:
+    """A button that signs this browser in (the link works once: only the POST spends it)."""
+    tokens.read_payload("login", token, int(current_app.config["LOGIN_CODE_MINUTES"]) * 60,
+                        "sign-in link")  # garbage or expired: the page offers a fresh link
+    return render_template("account_signin.html", token=token, signed=None)
+
+
+@bp.post("/account/signin/<token>")
+@_link_page
+def account_signin_post(token: str) -> str:
+    """Sign this browser in with the emailed link: an account session, kept on the server."""
+    signed = account.verify_link(token, request.headers.get("User-Agent"), kind="browser")
+    auth.remember_account(signed["account_token"], signed["session"]["id"])
+    return render_template("account_signin.html", token=token, signed=signed)
+
+
+__all__ = ["bad_link", "link_status", "same_origin"]
