@@ -7,6 +7,7 @@ parameters and the header values. Each refusal is a 4xx problem naming what was 
   Such text would otherwise crash the parser, the database driver or a later request.
 - Path parameters: a game id is ``[a-z0-9]{1,16}`` (anything else is no game: 404 without a
   query); a token in a path is printable ASCII (else 401, like any bad token).
+- The host: with ``TRUSTED_HOSTS`` (production), any other Host header is refused (400).
 - Headers: ``Idempotency-Key`` is 1-128 printable ASCII characters (else 400, before the
   move is tried, so a retrying client learns to fix its key instead of losing its move).
 """
@@ -20,9 +21,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import flask_smorest
-from flask import Request, request
+from flask import Request, current_app, request
 from webargs import core
 from webargs.flaskparser import FlaskParser
+from werkzeug.exceptions import SecurityError
 
 from dos_server import tokens
 from dos_server.problems import Problem
@@ -154,7 +156,13 @@ class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]
 
 
 def check_request() -> None:
-    """``before_request``: path parameters and header values, before any view runs."""
+    """``before_request``: the host, path parameters and header values, before any view."""
+    try:
+        request.host  # noqa: B018 - checks TRUSTED_HOSTS (werkzeug raises SecurityError)
+    except SecurityError:
+        raise Problem(400, "untrusted-host", "Unknown host",
+                      "this server does not answer for that host name; use the address in "
+                      f"your emails: {current_app.config['PUBLIC_URL']}") from None
     for name, value in (request.view_args or {}).items():
         if name == "game_id" and not GAME_ID.fullmatch(value):
             raise Problem(404, "game-not-found", "No such game",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask, Response, current_app, request
+from flask import Blueprint, Flask, Response, current_app, redirect, request
 
 from dos_server.web.sessions import ServerSideSessions
 
@@ -77,10 +77,12 @@ def _security_headers(response: Response) -> Response:
         response.headers["Cache-Control"] = "no-store"
     location = response.headers.get("Location")
     if location and location.startswith(request.host_url):
-        # werkzeug's own redirects (a doubled slash) name the request's Host: keep the path
-        # only, so a forged Host can never reach a Location (or a cache keeping it).
-        response.headers["Location"] = "/" + location[len(request.host_url):]
-        response.headers["Cache-Control"] = "no-store"
+        # werkzeug's own redirects (a doubled slash) name the request's Host in the Location
+        # and the body: answer with the path only, so a forged Host reaches neither (nor a
+        # cache keeping the answer).
+        relative = redirect("/" + location[len(request.host_url):], response.status_code)
+        relative.headers["Cache-Control"] = "no-store"
+        return _security_headers(relative)
     return response
 
 
