@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask, Response, current_app, redirect, request
+from flask import Blueprint, Flask, current_app, redirect, request
+from werkzeug.wrappers import Response as BaseResponse
 
 from dos_server.web.sessions import ServerSideSessions
 
@@ -65,7 +66,7 @@ def _csp() -> str:
 
 
 @bp.after_app_request
-def _security_headers(response: Response) -> Response:
+def _security_headers(response: BaseResponse) -> BaseResponse:
     """The same headers on every page, whichever blueprint answered (the API's few HTML
     answers and error pages included), and nosniff on every answer."""
     response.headers["X-Content-Type-Options"] = "nosniff"
