@@ -1,11 +1,12 @@
 """The web front end: server-rendered pages for players, hosts and spectators.
 
-A blueprint of ``dos_server``: views (``views.py``), Jinja templates, one CSS file and a little
+A blueprint of ``dos_server``: pages by role (``pages/``, on ``hooks.py`` and ``forms.py``),
+Jinja templates, one CSS file and a little
 plain JavaScript, with no build step. Views call the same services as the API and never
 touch the engine or the database themselves. Who the browser is and CSRF are in ``auth.py``,
 on server-side sessions (``sessions.py``); plain words and card chips in ``present.py``; the
 pages of emailed links (unsubscribe, confirm an address, the account's sign-in link, a bad or
-expired link) in ``mailed.py``. Every HTML answer of the app, whichever blueprint made it,
+expired link) in ``pages/mailed.py``. Every HTML answer of the app, whichever blueprint made it,
 gets its security headers here.
 """
 
@@ -14,13 +15,11 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask, current_app, redirect, request
+from flask import Flask, current_app, redirect, request
 from werkzeug.wrappers import Response as BaseResponse
 
+from dos_server.web.blueprint import bp
 from dos_server.web.sessions import ServerSideSessions
-
-bp = Blueprint("web", __name__, template_folder="templates", static_folder="static",
-               static_url_path="/web-static")
 
 DEFAULTS = {
     "WEB_SIGNIN_MAX_AGE_DAYS": 7,  # the sign-in link in an email
@@ -31,7 +30,7 @@ DEFAULTS = {
 
 def init_app(app: Flask) -> None:
     from dos_server.services import watch
-    from dos_server.web import mailed, views  # noqa: F401 - registers the routes on ``bp``
+    from dos_server.web import hooks, pages  # noqa: F401 - registers the routes on ``bp``
 
     for key, value in DEFAULTS.items():
         app.config.setdefault(key, value)

@@ -21,11 +21,12 @@ import secrets
 import time
 from dataclasses import dataclass
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from flask import current_app, request, session
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from dos_server import tokens
+from dos_server import tokens, urls
 from dos_server.problems import Problem
 from dos_server.services import access
 from dos_server.web.sessions import ACCOUNT_SESSION, BrowserSession
@@ -223,6 +224,16 @@ def invite_seat_name(game_id: str, invite: str) -> str:
     return seat.name or f"seat {seat.index + 1}"
 
 
+def same_origin() -> bool:
+    """A POST from our own page (a login-CSRF page elsewhere cannot sign you in)."""
+    origin = request.headers.get("Origin")
+    if origin is None or origin == "null":
+        return origin is None
+    theirs = urlsplit(origin)
+    ours = [urlsplit(request.host_url), urlsplit(urls.public_base())]
+    return any((theirs.scheme, theirs.netloc) == (o.scheme, o.netloc) for o in ours)
+
+
 # -- CSRF ------------------------------------------------------------------------------------
 
 
@@ -280,4 +291,5 @@ __all__ = [
     "remember_seat",
     "renew",
     "resolve",
+    "same_origin",
 ]

@@ -15,14 +15,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import Response, current_app, make_response, render_template, request
 
-from dos_server import tokens, urls
+from dos_server import tokens
 from dos_server.problems import Problem
 from dos_server.services import account, lobby, notify
-from dos_server.web import auth, bp
+from dos_server.web import auth
+from dos_server.web.blueprint import bp
 
 
 def link_status(problem: Problem) -> int:
@@ -102,16 +102,6 @@ def confirm_email_post(token: str) -> str:
 # -- the account's sign-in link ---------------------------------------------------------------
 
 
-def same_origin() -> bool:
-    """A POST from our own page (a login-CSRF page elsewhere cannot sign you in)."""
-    origin = request.headers.get("Origin")
-    if origin is None or origin == "null":
-        return origin is None
-    theirs = urlsplit(origin)
-    ours = [urlsplit(request.host_url), urlsplit(urls.public_base())]
-    return any((theirs.scheme, theirs.netloc) == (o.scheme, o.netloc) for o in ours)
-
-
 @bp.get("/account/signin/<token>")
 @_link_page
 def account_signin(token: str) -> str:
@@ -130,4 +120,4 @@ def account_signin_post(token: str) -> str:
     return render_template("account_signin.html", token=token, signed=signed)
 
 
-__all__ = ["bad_link", "link_status", "same_origin"]
+__all__ = ["bad_link", "link_status"]

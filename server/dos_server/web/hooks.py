@@ -1,0 +1,88 @@
+"""What every page shares: the CSRF check of every POST, the template helpers, and the
+pages that errors become (a service's problem is a readable page, never a traceback)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from dos_server.problems import Problem, busy_problem
+from dos_server.web import auth, present
+from dos_server.web.blueprint import bp
+
+log = logging.getLogger("dos_server.web")
+
+
+@bp.before_request
+def _csrf() -> None:
+    if request.method != "POST":
+        return
+    if request.endpoint == "web.account_signin_post":
+        # The emailed link's button: its single-use token is the secret; the Origin check
+        # stops a page elsewhere from signing this browser in to someone else's account.
+        if not auth.same_origin():
+            raise Problem(403, "cross-site", "Cross-site request",
+                          "sign in from the page the email's link opens")
+        return
+    auth.check_csrf()
+
+
+@bp.app_template_global()
+def csrf_field() -> str:
+    return auth.csrf_token()
+
+
+@bp.app_template_filter("game_name")
+def game_name(game: Any) -> str:
+    """How a page names a game: 'Friday cards (k3q9x7m2ab)', or 'Game k3q9x7m2ab' untitled."""
+    title = game.get("title") if isinstance(game, dict) else None
+    return f"{title} ({game['id']})" if title else f"Game {game['id']}"
+
+
+@bp.app_template_filter("sentence")
+def sentence(text: str) -> str:
+    """A service's detail as a sentence: capital first letter, a full stop at the end."""
+    text = str(text).strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
+
+
+@bp.context_processor
+def _helpers() -> dict[str, Any]:
+    return {"chip": present.chip, "chips": present.chips, "CSRF_FIELD": auth.CSRF_FIELD}
+
+
+@bp.errorhandler(Problem)
+def _problem(problem: Problem) -> tuple[str, int, dict[str, str]]:
+    return (render_template("error.html", problem=problem,
+                            game_id=(request.view_args or {}).get("game_id")),
+            problem.status, problem.headers)
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException) -> tuple[str, int] | tuple[str, int, dict[str, str]]:
+    if isinstance(error, InternalServerError):
+        return _unexpected(error.original_exception or error)
+    code = error.code or 500
+    title = {404: "Not found", 405: "Not allowed", 413: "Too large",
+             429: "Too many requests"}.get(code, error.name)
+    detail = ("too many requests from your address; wait a minute and try again"
+              if code == 429 else error.description or title)
+    problem = Problem(code, "http", title, detail)
+    return _problem(problem)
+
+
+@bp.errorhandler(Exception)
+def _unexpected(error: BaseException) -> tuple[str, int] | tuple[str, int, dict[str, str]]:
+    busy = busy_problem(error)
+    if busy is not None:
+        return _problem(busy)
+    log.error("unexpected error on a page", exc_info=error)
+    problem = Problem(500, "internal-error", "Something went wrong",
+                      "something went wrong on the server; nothing was changed. Please try again.")
+    return render_template("error.html", problem=problem, game_id=None), 500

@@ -1,0 +1,11 @@
+"""The pages, by role: each module adds its routes to the web blueprint when imported.
+
+``home`` (the home page, creating a game), ``me`` (all your games), ``host`` (the host's
+controls), ``join`` (joining and signing in to a seat), ``table`` (the game, moves, history,
+record, the live-update long-poll), ``settings`` (the seat's settings), ``mailed`` (the pages
+an email's link opens besides the table).
+"""
+
+from dos_server.web.pages import home, host, join, mailed, me, settings, table
+
+__all__ = ["home", "host", "join", "mailed", "me", "settings", "table"]

@@ -1,0 +1,114 @@
+"""Joining with an invite or the open seats' code, and signing in to a seat or out of it."""
+
+from __future__ import annotations
+
+from flask import current_app, flash, redirect, render_template, request, url_for
+
+from dos_server.extensions import limiter
+from dos_server.problems import Problem
+from dos_server.services import access, lobby, read
+from dos_server.web import auth
+from dos_server.web.blueprint import bp
+from dos_server.web.forms import Page, lobby_name
+from dos_server.web.pages.mailed import bad_link
+
+
+@bp.get("/games/<game_id>/join")
+def join(game_id: str) -> Page:
+    for kind in ("invite", "code"):
+        value = request.args.get(kind)
+        if value:  # park it and drop it from the address bar (and the history)
+            auth.park(game_id, kind, value)
+            return redirect(url_for("web.join", game_id=game_id), 303)
+    game = read.game_body(access.get_game(game_id), access.Viewer())
+    parked = auth.pending(game_id, "invite", "code")
+    name = None
+    if parked is not None and parked.kind == "invite":
+        try:
+            name = auth.invite_seat_name(game_id, parked.value)
+        except Problem as problem:
+            auth.clear_pending()
+            return bad_link(problem, game_id)
+    return render_template("join.html", game=game, parked=parked, name=name)
+
+
+@bp.post("/games/<game_id>/join")
+@limiter.limit(lambda: current_app.config["RATE_LIMIT_JOIN"])
+def join_post(game_id: str) -> Page:
+    parked = auth.pending(game_id, "invite", "code")
+    if parked is None:
+        raise Problem(400, "no-invite", "No invite",
+                      "open the invite link the host sent you, then press Join")
+    name = request.form.get("name", "").strip() or None
+    if parked.kind == "code":
+        try:
+            name = lobby_name(name)
+        except Problem as problem:
+            game = read.game_body(access.get_game(game_id), access.Viewer())
+            return render_template("join.html", game=game, parked=parked, name=None,
+                                   error=problem.detail, typed=name or ""), problem.status
+    try:
+        joined = lobby.join_game(game_id, parked.value if parked.kind == "invite" else None,
+                                 parked.value if parked.kind == "code" else None, name)
+    except Problem as problem:
+        if problem.status in (401, 403):  # revoked since the join page, or a wrong code
+            auth.clear_pending()
+            return bad_link(problem, game_id)
+        if parked.kind != "code" or problem.status not in (409, 422):
+            raise
+        game = read.game_body(access.get_game(game_id), access.Viewer())
+        return render_template("join.html", game=game, parked=parked, name=None,
+                               error=problem.detail, typed=name or ""), problem.status
+    auth.clear_pending()
+    auth.remember_seat(game_id, joined["player_token"])
+    flash(f"You joined as {joined['name']}.")
+    return redirect(url_for("web.table", game_id=game_id), 303)
+
+
+@bp.get("/games/<game_id>/signin")
+def signin(game_id: str) -> Page:
+    access.get_game(game_id)  # 404 for a game that does not exist
+    parked = auth.pending(game_id, "signin")
+    who = None
+    if parked is not None:
+        try:
+            who = auth.resolve(game_id, parked.value)
+        except Problem as problem:
+            auth.clear_pending()
+            return bad_link(problem, game_id, paste=True)
+    return render_template("signin.html", game_id=game_id, who=who, error=None)
+
+
+@bp.post("/games/<game_id>/signin")
+def signin_post(game_id: str) -> Page:
+    parked = auth.pending(game_id, "signin")
+    pasted = request.form.get("token", "").strip()
+    token = pasted or (parked.value if parked else "")
+    if not token:
+        return render_template("signin.html", game_id=game_id, who=None,
+                               error=Problem(400, "no-token", "No token",
+                                             "paste your player token")), 400
+    try:
+        who = auth.resolve(game_id, token)
+    except Problem as problem:
+        auth.clear_pending()
+        if not pasted:  # the emailed link went bad since its page was shown
+            return bad_link(problem, game_id, paste=True)
+        return render_template("signin.html", game_id=game_id, who=None,
+                               error=problem), problem.status
+    auth.clear_pending()
+    if who.player_token:
+        auth.remember_seat(game_id, who.player_token)
+        flash(f"Signed in as {who.name}.")
+        return redirect(url_for("web.table", game_id=game_id), 303)
+    assert who.host_token is not None
+    auth.remember_host(game_id, who.host_token)
+    flash("Signed in with the host token.")
+    return redirect(url_for("web.host", game_id=game_id), 303)
+
+
+@bp.post("/games/<game_id>/signout")
+def signout(game_id: str) -> Page:
+    auth.forget_seat(game_id)
+    flash("Signed out of this game in this browser.")
+    return redirect(url_for("web.table", game_id=game_id), 303)

@@ -1,0 +1,123 @@
+"""All your games: the account signed in with an email address, its games, signing out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, flash, redirect, render_template, request, url_for
+
+from dos_server.extensions import limiter
+from dos_server.problems import Problem
+from dos_server.services import account
+from dos_server.validation import clean_email
+from dos_server.web import auth, present
+from dos_server.web.blueprint import bp
+from dos_server.web.forms import Page, whole_number
+from dos_server.web.pages.home import browser_games
+
+
+def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
+    """The account's games when this browser is signed in; the sign-in forms when not."""
+    listed = None
+    email = None
+    token = auth.account_token()
+    if token is not None:
+        try:
+            body = account.my_games(token)
+        except Problem as problem:
+            if problem.status != 401:
+                raise
+            auth.forget_account()
+            flash(f"You were signed out: {problem.detail}")
+        else:
+            email = body["email"]
+            listed = [_me_line(line) for line in body["games"]]
+    return render_template("me.html", games=listed, email=email, here=browser_games(),
+                           asked=auth.login_address(), error=error), status
+
+
+def _me_line(line: dict[str, Any]) -> dict[str, Any]:
+    deadline = present.parse_time(line["deadline"]) if line["status"] == "active" else None
+    return {**line, "players": [p or "open seat" for p in line["players"]],
+            "deadline_text": present.relative(deadline) if deadline else None,
+            "deadline_utc": present.utc_text(deadline) if deadline else None}
+
+
+@bp.get("/me")
+def me() -> Page:
+    return _me()
+
+
+@bp.post("/me/login")
+@limiter.limit(lambda: current_app.config["RATE_LIMIT_LOGIN"])
+def me_login() -> Page:
+    try:
+        address = clean_email(request.form.get("email", "").strip())
+    except ValueError as error:
+        return _me(422, Problem(422, "invalid-input", "Invalid address", str(error)))
+    try:
+        account.request_login(address)
+    except Problem as problem:
+        if problem.status != 429:
+            raise
+        return _me(429, problem)
+    auth.remember_login(address)
+    flash("If this address plays here, a code and a link are on their way. Type the code "
+          "below, or open the link in this browser.")
+    return redirect(url_for("web.me"), 303)
+
+
+@bp.post("/me/verify")
+@limiter.limit(lambda: current_app.config["RATE_LIMIT_LOGIN_VERIFY"])
+def me_verify() -> Page:
+    code = request.form.get("code", "").strip()
+    try:
+        address = clean_email(request.form.get("email", "").strip())
+    except ValueError as error:
+        return _me(422, Problem(422, "invalid-input", "Invalid address", str(error)))
+    if not code or len(code) > 32:
+        return _me(422, Problem(422, "invalid-input", "No code",
+                                "type the code from the email (8 digits)"))
+    agent = request.headers.get("User-Agent")
+    try:
+        signed = account.verify_code(address, code, agent if agent and agent.isprintable()
+                                     else None, kind="browser")
+    except Problem as problem:
+        if problem.kind != "invalid-code":
+            raise
+        return _me(problem.status, Problem(
+            problem.status, problem.kind, problem.title,
+            "that code is wrong, used or expired: check it, or ask for a new one"))
+    auth.remember_account(signed["account_token"], signed["session"]["id"])
+    flash(f"Signed in as {signed['email']}.")
+    return redirect(url_for("web.me"), 303)
+
+
+@bp.post("/me/games/<game_id>/open")
+def me_open(game_id: str) -> Page:
+    """The account's seat in ``game_id``: its player token into this browser, then the table."""
+    token = auth.account_token()
+    if token is None:
+        flash("Sign in with your email address first.")
+        return redirect(url_for("web.me"), 303)
+    seat = whole_number(request.form.get("seat", ""), 0, 3)
+    got = account.seat_token_for(token, game_id, seat)
+    auth.remember_seat(game_id, got["player_token"])
+    return redirect(url_for("web.table", game_id=game_id), 303)
+
+
+@bp.post("/me/signout")
+def me_signout() -> Page:
+    """End this browser's account session, and forget the seats of the account's games."""
+    token = auth.account_token()
+    auth.forget_account()
+    if token is not None:
+        try:
+            for line in account.my_games(token)["games"]:
+                auth.forget_seat(line["game_id"])
+            account.revoke_session(token, account.authenticate(token).session_id)
+        except Problem as problem:
+            if problem.status != 401:  # already ended elsewhere: signed out all the same
+                raise
+    flash("Signed out in this browser.")
+    return redirect(url_for("web.me"), 303)

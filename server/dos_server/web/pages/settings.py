@@ -1,0 +1,120 @@
+"""The seat's settings: notifications, vacation, a new token, resigning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask import flash, redirect, render_template, request, url_for
+
+from dos_server.problems import Problem
+from dos_server.schemas import NotificationsIn, VacationIn
+from dos_server.services import access, lobby, notify, play, read
+from dos_server.web import auth
+from dos_server.web.blueprint import bp
+from dos_server.web.forms import Page, field_messages, whole_number
+
+
+def _player(game_id: str) -> tuple[str, int]:
+    token = auth.player_token(game_id)
+    if token is None:
+        raise Problem(401, "not-signed-in", "Not signed in",
+                      "sign in to this game (the link in your email) first")
+    game = access.get_game(game_id)
+    viewer = access.authenticate(game, token, allow_host=False)
+    assert viewer.seat is not None
+    return token, viewer.seat
+
+
+def _settings(game_id: str, status: int = 200, errors: list[str] | None = None,
+              new_token: str | None = None) -> tuple[str, int]:
+    token, _ = _player(game_id)
+    game = access.get_game(game_id)
+    viewer = access.authenticate(game, token, allow_host=False)
+    body = read.game_body(game, viewer)
+    settings = read.seat_settings_body(game, viewer)
+    return render_template("settings.html", game=body, settings=settings, errors=errors or [],
+                           events=notify.EVENTS, channels=notify.CHANNELS,
+                           new_token=new_token), status
+
+
+@bp.get("/games/<game_id>/settings")
+def settings(game_id: str) -> Page:
+    return _settings(game_id)
+
+
+@bp.post("/games/<game_id>/settings/notifications")
+def notifications(game_id: str) -> Page:
+    token, seat = _player(game_id)
+    game = access.get_game(game_id)
+    current = read.seat_settings_body(game, access.Viewer(seat=seat))
+    email = request.form.get("email", "").strip() or None
+    webhook = request.form.get("webhook_url", "").strip() or None
+    events = {channel: [e for e in notify.EVENTS if f"{channel}:{e}" in request.form]
+              for channel in notify.CHANNELS}
+    payload: dict[str, Any] = {"events": events, "digest": "digest" in request.form}
+    if email != current["email"] or current["email_unsubscribed"]:
+        payload["email"] = email
+    if webhook != current["webhook_url"]:
+        payload["webhook_url"] = webhook
+    try:
+        loaded = NotificationsIn().load(payload)
+    except ma.ValidationError as error:
+        return _settings(game_id, 422, field_messages(error.messages))
+    try:
+        result = lobby.set_notifications(game_id, token, seat, loaded.get("email"),
+                                         loaded.get("webhook_url"), loaded.get("events"),
+                                         set(loaded), loaded.get("digest"))
+    except Problem as problem:
+        if problem.status != 422:
+            raise
+        return _settings(game_id, 422, [problem.detail])
+    flash("Notification settings saved.")
+    if result.get("webhook_secret"):
+        flash(f"Webhook signing secret (shown once): {result['webhook_secret']}")
+    return redirect(url_for("web.settings", game_id=game_id), 303)
+
+
+@bp.post("/games/<game_id>/settings/vacation")
+def vacation(game_id: str) -> Page:
+    token, _ = _player(game_id)
+    days = whole_number(request.form.get("days", ""))
+    try:
+        loaded = VacationIn().load({"days": days})
+    except ma.ValidationError:
+        return _settings(game_id, 422, ["vacation: a whole number of days from 1 to 60"])
+    try:
+        result = lobby.start_vacation(game_id, token, loaded["days"])
+    except Problem as problem:
+        if problem.status != 409:
+            raise
+        return _settings(game_id, 409, [problem.detail])
+    flash(f"Your clock is paused until {result['vacation_until'][:16].replace('T', ' ')} UTC; "
+          f"{result['days_left']} vacation day(s) left this year.")
+    return redirect(url_for("web.settings", game_id=game_id), 303)
+
+
+@bp.post("/games/<game_id>/settings/token")
+def rotate(game_id: str) -> Page:
+    token, seat = _player(game_id)
+    result = lobby.rotate_token(game_id, token, seat)
+    auth.remember_seat(game_id, result["player_token"])
+    return _settings(game_id, new_token=result["player_token"])
+
+
+@bp.get("/games/<game_id>/resign")
+def resign_confirm(game_id: str) -> Page:
+    _player(game_id)
+    game = read.game_body(access.get_game(game_id), access.Viewer())
+    return render_template("resign.html", game=game)
+
+
+@bp.post("/games/<game_id>/resign")
+def resign(game_id: str) -> Page:
+    token, _ = _player(game_id)
+    if request.form.get("confirm") != "yes":
+        flash("Tick the box to confirm that you resign.")
+        return redirect(url_for("web.resign_confirm", game_id=game_id), 303)
+    play.resign(game_id, token)
+    flash("You resigned. The random bot plays your seat from now on.")
+    return redirect(url_for("web.table", game_id=game_id), 303)

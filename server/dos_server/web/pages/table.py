@@ -1,0 +1,189 @@
+"""The table: the game as the signed-in seat sees it, moves, the history, the record,
+the rematch, and the long-poll that tells the page the game moved on."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from flask import Response, current_app, flash, jsonify, redirect, render_template, request, url_for
+
+from dos_server.extensions import limiter
+from dos_server.problems import Problem
+from dos_server.services import access, play, read, rematch, watch
+from dos_server.web import auth, present
+from dos_server.web.blueprint import bp
+from dos_server.web.forms import Page, whole_number
+from dos_server.web.pages.host import host_and_sit
+
+HISTORY_ON_TABLE = 30
+
+
+@bp.get("/games/<game_id>")
+def table(game_id: str) -> Page:
+    token = request.args.get("token")
+    if token:  # a sign-in link: park the token, then show the page without it
+        auth.park(game_id, "signin", token)
+        return redirect(url_for("web.signin", game_id=game_id), 303)
+    return _table(game_id)
+
+
+def table_viewer(game: Any, game_id: str) -> tuple[access.Viewer, str | None]:
+    """The signed-in seat of this browser (a revoked token signs the browser out)."""
+    token = auth.player_token(game_id)
+    if token is None:
+        return access.Viewer(), None
+    try:
+        viewer = access.authenticate(game, token, allow_host=False)
+    except Problem as problem:
+        auth.forget_seat(game_id)
+        flash(f"You were signed out of this game: {problem.detail}")
+        return access.Viewer(), None
+    return viewer, token
+
+
+def _table(game_id: str, status: int = 200, notice: str | None = None,
+           error: Problem | None = None, typed: str = "") -> tuple[str, int]:
+    game = access.get_game(game_id)
+    viewer, _ = table_viewer(game, game_id)
+    body = read.game_body(game, viewer)
+    view = body["view"]
+    names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
+    actions = (read.legal_actions_body(game, viewer)
+               if viewer.seat is not None and view is not None else None)
+    recent = read.recent_history_body(game, viewer, HISTORY_ON_TABLE)
+    since: list[str] = []
+    more = 0
+    if viewer.seat is not None:
+        seen = auth.last_seen(game_id)
+        if seen is not None and seen < recent["last"]:
+            fresh = read.history_body(game, viewer, seen, 200)["events"]
+            since, more = present.since_last_visit(fresh, names, viewer.seat)
+        auth.mark_seen(game_id, recent["last"])
+    deadline = present.parse_time(body["turn_deadline"])
+    fair = read.fairness_check(game) if body["status"] == "finished" else None
+    nonce = secrets.token_urlsafe(12)
+    return render_template(
+        "table.html", game=body, view=view, names=names, actions=actions, status=body["status"],
+        history=list(reversed(present.history_lines(recent["events"], names))),
+        since=since, since_more=more, notice=notice, error=error, typed=typed,
+        deadline=deadline, deadline_text=present.relative(deadline) if deadline else None,
+        deadline_utc=present.utc_text(deadline) if deadline else None, fairness=fair,
+        host=auth.host_token(game_id) is not None, page_key=nonce,
+        seats=seat_lines(body, names),
+    ), status
+
+
+def seat_lines(body: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
+    view = body["view"]
+    lines = []
+    for seat in body["seats"]:
+        index = seat["seat"]
+        entry = {**seat, "label": names[index], "cards": None, "score": None,
+                 "current": False, "dealer": False, "you": body["you"] == index,
+                 "missed": False}
+        if view is not None and index < len(view["hand_sizes"]):
+            entry.update(cards=view["hand_sizes"][index], score=view["scores"][index],
+                         current=view["current"] == index and body["status"] == "active",
+                         dealer=view["dealer"] == index,
+                         missed=bool(view["dos_missed"][index]) if view["dos_missed"] else False)
+        lines.append(entry)
+    return lines
+
+
+@bp.post("/games/<game_id>/move")
+def move(game_id: str) -> Page:
+    token = auth.player_token(game_id)
+    if token is None:
+        raise Problem(401, "not-signed-in", "Not signed in",
+                      "sign in to this game (the link in your email) to play")
+    version = whole_number(request.form.get("version", ""), 1)
+    number_text = request.form.get("number", "")
+    turn = request.form.get("turn", "").strip()
+    page_key = request.form.get("page", "")[:40]
+    if version is None:
+        return _table(game_id, 400, error=Problem(400, "invalid-input", "Invalid form",
+                                                  "the form lost its version; reload the page"))
+    number = whole_number(number_text, 1, 100_000) if number_text else None
+    if number_text and number is None:
+        return _table(game_id, 422, error=Problem(422, "invalid-input", "No such move",
+                                                  "choose one of the numbered moves"))
+    if number is None and not turn:
+        return _table(game_id, 422, error=Problem(
+            422, "invalid-input", "Nothing to play",
+            "type a move in the box (e.g. m1 R5; end) or press one of the numbered moves"))
+    if len(turn) > 2000:
+        return _table(game_id, 422, error=Problem(422, "invalid-input", "Too long",
+                                                  "a turn fits on one line"), typed=turn[:2000])
+    # One key per page and choice: pressing the same button twice plays once; another choice
+    # from the same (now old) page is refused as stale, not as a reused key.
+    choice = str(number) if number is not None else hashlib.sha256(turn.encode()).hexdigest()[:16]
+    key = f"web-{page_key}-{choice}" if page_key else None
+    try:
+        result = play.submit_actions(game_id, token, version, None if number else [turn], key,
+                                     number=number)
+    except Problem as problem:
+        if problem.kind in ("stale-version", "idempotency-key-reused"):
+            return _table(game_id, 409, notice="The game moved on before your move arrived: "
+                          "nothing was played. Here is the table as it is now; choose again.")
+        if problem.status in (401, 403, 404):
+            raise
+        return _table(game_id, problem.status, error=problem, typed=turn)
+    flash("Played: " + "; ".join(result["applied"]) if result.get("applied") else "Played.")
+    return redirect(url_for("web.table", game_id=game_id), 303)
+
+
+@bp.post("/games/<game_id>/rematch")
+@limiter.limit(lambda: current_app.config["RATE_LIMIT_CREATE"])
+def start_rematch(game_id: str) -> Page:
+    """A new game with the same seats and options; the asker hosts it and sits at it."""
+    token = auth.player_token(game_id) or auth.host_token(game_id)
+    if token is None:
+        raise Problem(401, "not-signed-in", "Not signed in",
+                      "sign in to this game (the link in your email) to start a rematch")
+    created, seat = rematch.rematch(game_id, token)
+    host_and_sit(created, seat)
+    flash("Rematch created with the same seats and rules. Players with an email address were "
+          "invited by email; send the others their invite link.")
+    return redirect(url_for("web.host", game_id=created["id"]), 303)
+
+
+@bp.get("/games/<game_id>/history")
+def history(game_id: str) -> Page:
+    game = access.get_game(game_id)
+    viewer, _ = table_viewer(game, game_id)
+    after = whole_number(request.args.get("after", "0"), 0) or 0
+    body = read.game_body(game, viewer)
+    names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
+    page = read.history_body(game, viewer, after, 200)
+    return render_template("history.html", game=body, lines=present.history_lines(
+        page["events"], names), after=after, next_after=page["next_after"], more=page["more"])
+
+
+@bp.get("/games/<game_id>/record")
+def record(game_id: str) -> Page:
+    """The game's record for people (what the game-over email links to): final scores, the
+    revealed seed with every round's commitment checked, and the way to the whole history."""
+    game = access.get_game(game_id)
+    body = read.game_body(game, access.Viewer())  # nobody's hand, even signed in
+    names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
+    return render_template("record.html", game=body, names=names, view=body["view"],
+                           seats=seat_lines(body, names), fairness=read.fairness_check(game))
+
+
+@bp.get("/games/<game_id>/wait")
+def wait(game_id: str) -> Response:
+    """Long-poll: answers when the game's version differs from ``version`` (or after a while).
+
+    The pages' script reloads the table when the version moved. No database connection is
+    held while waiting (see :mod:`dos_server.services.watch`).
+    """
+    version = whole_number(request.args.get("version", ""), 0)
+    if version is None:
+        raise Problem(400, "invalid-input", "Invalid version", "version: a whole number")
+    timeout = float(current_app.config["WEB_WAIT_SECONDS"])
+    current = watch.wait_for_change(game_id, version, timeout)
+    response = jsonify(version=current, changed=current != version)
+    response.headers["Cache-Control"] = "no-store"
+    return response
