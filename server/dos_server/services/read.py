@@ -84,7 +84,7 @@ def fairness(state: Game, revealed: bool = False) -> dict[str, Any]:
     }
 
 
-def fairness_check(game: GameRow) -> dict[str, Any] | None:
+def fairness_check(game: GameRow, state: Game | None = None) -> dict[str, Any] | None:
     """The fairness section with each round's commitment re-derived from the revealed seed.
 
     ``verified`` is None until the seed is revealed (the game is over); then each round says
@@ -92,7 +92,7 @@ def fairness_check(game: GameRow) -> dict[str, Any] | None:
     """
     if game.state is None:
         return None
-    state = Game.from_dict(game.state)
+    state = state or Game.from_dict(game.state)
     shown = fairness(state, revealed=game.status == "finished")
     seed = shown["seed"]
     rounds = []
@@ -104,10 +104,11 @@ def fairness_check(game: GameRow) -> dict[str, Any] | None:
             "verified": None if seed is None else all(r["ok"] for r in rounds)}
 
 
-def legal_actions_body(game: GameLike[SeatLike], viewer: Viewer) -> dict[str, Any]:
+def legal_actions_body(game: GameLike[SeatLike], viewer: Viewer,
+                       state: Game | None = None) -> dict[str, Any]:
     """The viewer's legal actions, numbered; 403 unless a seat's player, 409 before the start."""
     seat = require_player(viewer, "list that seat's legal actions")
-    state = engine_state(game)
+    state = state or engine_state(game)
     actions = state.legal_actions(seat) if game.status == "active" else []
     return {
         "version": game.version,
@@ -244,6 +245,42 @@ def recent_history_body(game: GameRow, viewer: Viewer, limit: int) -> dict[str, 
     rows = archive.events_latest(game, limit)
     return {"events": [event_out(row, viewer) for row in reversed(rows)],
             "last": game.next_seq - 1}
+
+
+def table_body(game: GameRow, viewer: Viewer, seen: int | None, recent: int,
+               since_limit: int = 200) -> dict[str, Any]:
+    """What the table page shows, from one decoding of the state and one read of the history
+    (a second only when more than ``since_limit`` events came since the seat looked):
+
+    ``game`` (as :func:`game_body`), ``actions`` (the seat's, or None), ``recent`` (the last
+    ``recent`` events, oldest first), ``last`` (the newest seq), ``since`` (up to
+    ``since_limit`` events after ``seen``, for a seat that looked before) and ``fairness``
+    (checked, once the game is over).
+    """
+    state = Game.from_dict(game.state) if game.state is not None else None
+    body = game_body(game, viewer, state)
+    actions = (legal_actions_body(game, viewer, state)
+               if viewer.seat is not None and state is not None else None)
+    last = game.next_seq - 1
+    start = max(0, last - recent)
+    looked = viewer.seat is not None and seen is not None and seen < last
+    if looked and seen is not None:
+        start = min(start, seen)
+    rows = archive.events_after(game, start, since_limit + recent)
+    if rows and rows[-1].seq < last:  # a long absence: the newest events were not in reach
+        latest = list(reversed(archive.events_latest(game, recent)))
+    else:
+        latest = list(rows[-recent:])
+    since = [row for row in rows if seen is not None and row.seq > seen][:since_limit] \
+        if looked else []
+    return {
+        "game": body,
+        "actions": actions,
+        "recent": [event_out(row, viewer) for row in latest],
+        "last": last,
+        "since": [event_out(row, viewer) for row in since],
+        "fairness": fairness_check(game, state) if game.status == "finished" else None,
+    }
 
 
 def seat_settings_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:

@@ -47,26 +47,20 @@ def _table(game_id: str, status: int = 200, notice: str | None = None,
            error: Problem | None = None, typed: str = "") -> tuple[str, int]:
     game = access.get_game(game_id)
     viewer, _ = table_viewer(game, game_id)
-    body = read.game_body(game, viewer)
-    view = body["view"]
+    seen = auth.last_seen(game_id) if viewer.seat is not None else None
+    shown = read.table_body(game, viewer, seen, HISTORY_ON_TABLE)
+    body, view, actions = shown["game"], shown["game"]["view"], shown["actions"]
     names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
-    actions = (read.legal_actions_body(game, viewer)
-               if viewer.seat is not None and view is not None else None)
-    recent = read.recent_history_body(game, viewer, HISTORY_ON_TABLE)
-    since: list[str] = []
-    more = 0
+    since, more = present.since_last_visit(shown["since"], names, viewer.seat) \
+        if shown["since"] else ([], 0)
     if viewer.seat is not None:
-        seen = auth.last_seen(game_id)
-        if seen is not None and seen < recent["last"]:
-            fresh = read.history_body(game, viewer, seen, 200)["events"]
-            since, more = present.since_last_visit(fresh, names, viewer.seat)
-        auth.mark_seen(game_id, recent["last"])
+        auth.mark_seen(game_id, shown["last"])
     deadline = present.parse_time(body["turn_deadline"])
-    fair = read.fairness_check(game) if body["status"] == "finished" else None
+    fair = shown["fairness"]
     nonce = secrets.token_urlsafe(12)
     return render_template(
         "table.html", game=body, view=view, names=names, actions=actions, status=body["status"],
-        history=list(reversed(present.history_lines(recent["events"], names))),
+        history=list(reversed(present.history_lines(shown["recent"], names))),
         since=since, since_more=more, notice=notice, error=error, typed=typed,
         deadline=deadline, deadline_text=present.relative(deadline) if deadline else None,
         deadline_utc=present.utc_text(deadline) if deadline else None, fairness=fair,
