@@ -1,4 +1,4 @@
-"""email identities: sign in with your address; which address opens which seat (issue #14)
+"""email identities: sign in with your address; which address opens which seat
 
 Revision ID: 1dent17y0006
 Revises: 5eat1d0005aa

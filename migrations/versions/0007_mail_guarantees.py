@@ -1,4 +1,4 @@
-"""mail guarantees (issue #11): outbox lease owners, inbound retries
+"""mail guarantees: outbox lease owners, inbound retries
 
 A claimed outbox row names the worker claim that holds it (``lease_owner``), so a worker
 sends and records only rows it still owns. An inbound message whose processing failed on a

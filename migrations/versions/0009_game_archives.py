@@ -1,4 +1,4 @@
-"""game archives (issue #15): a finished game's history kept compactly
+"""game archives: a finished game's history kept compactly
 
 After a grace period the worker replaces a finished game's event rows by one compressed
 archive row (``game_archives``: the record, and only what replaying it does not give back)

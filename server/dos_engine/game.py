@@ -1583,7 +1583,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game.bonus_phase = flag(turn["bonus_phase"])
     game.placements_left = natural(turn["placements_left"])
     game.called_dos = flag(turn["called_dos"])
-    # States stored before the printed DOS rule (issue #17) have no calls or penalties.
+    # States stored before the printed DOS rule have no calls or penalties.
     game.penalty = natural(turn.get("penalty", 0))
     game.dos_missed = [flag(m) for m in raw["dos_missed"]]
     game.dos_calls = [flag(m) for m in raw.get("dos_calls", [False] * count)]

@@ -1,7 +1,7 @@
 """Rule options (RULES.md 3.5, 3.6, 5, 6.4). Options are part of a game's state.
 
 ``dos_rule`` is not a choice offered to players but the version of the DOS-call rule (5) a game
-was started under: ``"printed"`` (the printed DOS rule, every game started since issue #17) or
+was started under: ``"printed"`` (the printed DOS rule, every game started since it was adopted) or
 ``"v1"`` (the first reading: only a player who *ended* a turn on two cards without calling could
 be caught, by the others, until their next turn). Options read back from a stored state or
 record (:meth:`Options.from_stored`) that do not name it were written before it existed, so they

@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_HEADERS_ENABLED": True,
     "RATE_LIMIT_CREATE": "30 per minute; 500 per day",  # per client address
     "RATE_LIMIT_JOIN": "60 per minute",
-    # Signing in with an email address (issue #14): per client address (Flask-Limiter) and,
+    # Signing in with an email address: per client address (Flask-Limiter) and,
     # in the database, per email address; codes last LOGIN_CODE_MINUTES and survive
     # LOGIN_MAX_ATTEMPTS wrong guesses.
     "RATE_LIMIT_LOGIN": "10 per minute; 100 per day",
@@ -46,8 +46,8 @@ DEFAULTS: dict[str, Any] = {
     "SMTP_TIMEOUT": 30,
     "SMTP_CA_FILE": None,  # extra CA bundle to verify the SMTP server's certificate
     "MAIL_FROM": "DOS by mail <dos@localhost>",
-    "MAIL_DOMAIN": "localhost",  # Message-IDs and (issue #6) reply addresses
-    # Play by email (issue #6): replies go to play+<token>@MAIL_DOMAIN and come back through
+    "MAIL_DOMAIN": "localhost",  # Message-IDs and reply addresses
+    # Play by email: replies go to play+<token>@MAIL_DOMAIN and come back through
     # ``flask --app dos_server mail-in`` (SMTP/LMTP) or POST /inbound/email (INBOUND_SECRET).
     "MAILIN_HOST": "127.0.0.1",
     "MAILIN_PORT": 2525,

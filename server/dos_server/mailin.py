@@ -1,4 +1,4 @@
-"""``dos-server mail-in``: the SMTP (or LMTP) listener for play by email (issues #6, #11).
+"""``dos-server mail-in``: the SMTP (or LMTP) listener for play by email.
 
 Point an MX, or a Postfix transport (``transport_maps``: ``play.example.org smtp:[127.0.0.1]:2525``,
 or ``lmtp:...`` with ``--lmtp``), at it. At RCPT time it accepts only the addresses it can

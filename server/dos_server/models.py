@@ -85,7 +85,7 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     turn_time_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # seconds
     turn_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     next_seq: Mapped[int] = mapped_column(Integer, default=1)
-    # Deadlines, driven by the worker's clock (issue #5): when the current turn began, whether
+    # Deadlines, driven by the worker's clock: when the current turn began, whether
     # its 80% reminder went out, and what happens at expiry.
     turn_started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(),
                                                              nullable=True)
@@ -93,8 +93,8 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     timeout_policy: Mapped[str] = mapped_column(String(16), default="random")  # a bot name
     forfeit_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_days: Mapped[int] = mapped_column(Integer, default=14)  # per seat per year
-    # Set when the worker moved the finished game's history into ``game_archives`` (issue
-    # #15): its event rows are gone and every history read decodes the archive instead.
+    # Set when the worker moved the finished game's history into ``game_archives``: its
+    # event rows are gone and every history read decodes the archive instead.
     archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(
@@ -142,7 +142,7 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
                                                             nullable=True)
     vacation_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_used: Mapped[int] = mapped_column(Integer, default=0)
-    # One identity for all your games (issue #14). ``email`` is where notifications go;
+    # One identity for all your games. ``email`` is where notifications go;
     # ``owner_email`` is the address that opens this seat by signing in: set only when the
     # seat was claimed with the invite sent to that address, or when the seat's player
     # confirmed it by the link sent there. The host never sets it. ``owner_key`` is its
@@ -262,7 +262,7 @@ class DigestRow(db.Model):  # type: ignore[name-defined,misc]
 
 
 class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
-    """An email received for play by mail (issue #6), stored before it is processed.
+    """An email received for play by mail, stored before it is processed.
 
     ``dedupe_key`` is the SHA-256 of the Message-ID (of the raw bytes when there is none), so
     a message delivered twice is handled once. ``status``: received (not processed yet: the
@@ -296,7 +296,7 @@ class InboundMessageRow(db.Model):  # type: ignore[name-defined,misc]
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
-# -- one identity for all your games (issue #14) ----------------------------------------------
+# -- one identity for all your games -------------------------------------------------------
 
 
 class LoginCodeRow(db.Model):  # type: ignore[name-defined,misc]

@@ -86,7 +86,7 @@ def clean_email(raw: str) -> str:
 
 
 def email_key(address: str) -> str:
-    """How addresses are compared (issue #14): the stored form (see :func:`clean_email`; an
+    """How addresses are compared: the stored form (see :func:`clean_email`; an
     internationalized domain in its ``xn--`` form), lowercased whole.
 
     The domain is case-insensitive by definition. The local part is compared

@@ -275,8 +275,8 @@ def run_once(clock: Clock = utcnow) -> int:
     check_deadlines(clock())
     play_bot_turns(clock())
     digest.send_digests(clock())
-    inbound.process_pending(clock())  # emailed moves a crash left unprocessed (issue #6)
-    archive.archive_due(clock())  # finished games' history, compactly (issue #15)
+    inbound.process_pending(clock())  # emailed moves a crash left unprocessed
+    archive.archive_due(clock())  # finished games' history, compactly
     purge_sessions(clock())
     return delivered
 

@@ -1,4 +1,4 @@
-"""Show what changed, like lichess does (issue #12, item 5)."""
+"""Show what changed, like lichess does."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rules and help inside the product (issue #12, item 6): `dos-client rules [SECTION]`, the
+"""Rules and help inside the product: `dos-client rules [SECTION]`, the
 rule an error cites, `dos-client completion SHELL`, and completion of saved game names."""
 
 from __future__ import annotations

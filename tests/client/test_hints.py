@@ -1,4 +1,4 @@
-"""Every hint the client prints can be played as printed (issue #12, item 2 and 5).
+"""Every hint the client prints can be played as printed.
 
 Hints are whole commands in backquotes (or after "Next:"); these tests take them from the
 output and run them, with `--profile` where one is in use.

@@ -1,4 +1,4 @@
-"""Tokens, invites and settings a person can manage (issue #12, item 4)."""
+"""Tokens, invites and settings a person can manage."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A number plays the move that was shown, or nothing (issue #12, item 1).
+"""A number plays the move that was shown, or nothing.
 
 The client remembers, per game and seat, the version of the last list it printed (`moves`,
 `show`, `wait`, the table after a move) and sends it with the number; the email's line

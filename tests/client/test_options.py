@@ -1,4 +1,4 @@
-"""Options and exit codes work as documented (issue #12, item 3).
+"""Options and exit codes work as documented.
 
 Global options after the command, --server/DOS_SERVER never silently ignored, and the exit
 codes the README lists: each produced here or in test_cli.py.

@@ -1,5 +1,5 @@
 """A person plays a searching bot through the API of a real server (gunicorn) while a real worker
-process (``flask --app dos_server worker``) plays the bot's turns (issue #16).
+process (``flask --app dos_server worker``) plays the bot's turns.
 
 The request that ends the person's turn answers with the bot still to move (the search never
 runs inside a person's request); the bot's turn then follows from the worker, seen by polling

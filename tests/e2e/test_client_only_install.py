@@ -1,4 +1,4 @@
-"""A player installs only the client (issue #12, item 7).
+"""A player installs only the client.
 
 A fresh virtual environment gets ``pip install <this project>`` without the ``server`` extra:
 it has click, requests, rich and platformdirs but none of the server's stack, and its

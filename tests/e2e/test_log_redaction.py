@@ -1,4 +1,4 @@
-"""No token reaches a log line (issue #10, section 6): gunicorn run as the Procfile runs it.
+"""No token reaches a log line: gunicorn run as the Procfile runs it.
 
 The web line of the Procfile (with loopback and a free port, and an access-log format that
 adds the query, the raw URI and the Authorization header to gunicorn's default) serves a game;

@@ -1,4 +1,4 @@
-"""Games recorded by the engine before issue #17 replay exactly as they were played.
+"""Games recorded under the first reading of the DOS rule (``dos_rule`` "v1") replay exactly.
 
 ``tests/data/records_v1.json`` was written by the engine of commit 5423412 (before the printed
 DOS rule and ``bonus_placement`` existed): four self-played games, each with its record, a state

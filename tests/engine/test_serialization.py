@@ -277,8 +277,8 @@ TOP_LEVEL_KEYS = ["players", "seed", "options", "scores", "round", "dealer", "cu
                   "dos_calls", "winner", "actions_played", "turn_no"]
 TURN_KEYS = ["drawn", "has_drawn", "matches", "added", "bonuses", "bonus_phase",
              "placements_left", "called_dos", "penalty"]
-# States stored before the turn counter existed lack turn_no; before the printed DOS rule
-# (issue #17), dos_calls and the turn's penalty.
+# States stored before the turn counter existed lack turn_no; before the printed DOS rule,
+# dos_calls and the turn's penalty.
 OPTIONAL_KEYS = {"turn_no", "dos_calls"}
 OPTIONAL_TURN_KEYS = {"penalty"}
 for key in TOP_LEVEL_KEYS:

@@ -1,4 +1,4 @@
-"""A whole turn on one line means what it says (issue #12, item 2; README "Move notation").
+"""A whole turn on one line means what it says (docs/rules.md, "Move notation").
 
 A placement written after the matches places the bonus card whether or not ``end`` was typed
 before it; a trailing or redundant ``end`` is harmless; a line of legal actions means what

@@ -1,4 +1,4 @@
-"""Fixtures of the identity tests (issue #14): an app per test on a fresh migrated database
+"""Fixtures of the identity tests: an app per test on a fresh migrated database
 (SQLite; PostgreSQL too with TEST_DATABASE_URL) that mails through a real SMTP sink."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Signing in with an email address (issue #14): codes and links through a real SMTP sink,
+"""Signing in with an email address: codes and links through a real SMTP sink,
 single use, expiry, attempts, rate limits, no enumeration, sessions and their revocation."""
 
 from __future__ import annotations

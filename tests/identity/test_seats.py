@@ -1,4 +1,4 @@
-"""Which seats an address opens (issue #14): by the invite sent to it or by the player's
+"""Which seats an address opens: by the invite sent to it or by the player's
 confirmation, never by the host's say-so; my games; playing from an account; privacy of
 addresses; export and deletion; the per-identity digest preference; links in emails."""
 

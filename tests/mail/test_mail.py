@@ -1,4 +1,4 @@
-"""Play by email (issue #6): real SMTP in (the mail-in listener), real SMTP out (the worker
+"""Play by email: real SMTP in (the mail-in listener), real SMTP out (the worker
 to a sink), replies in the forms real clients write, and hostile input."""
 
 from __future__ import annotations

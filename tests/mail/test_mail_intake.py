@@ -1,4 +1,4 @@
-"""Play by email (issue #6), intake: a message stored but not yet processed when the process
+"""Play by email, intake: a message stored but not yet processed when the process
 stops is applied once, by the worker or at the next start, never twice; and the LMTP listener
 applies and answers like the SMTP one."""
 

@@ -1,4 +1,4 @@
-"""Play by email (issue #6), turns: ambiguous shorthand is answered with the candidates, an
+"""Play by email, turns: ambiguous shorthand is answered with the candidates, an
 answer from an email gone stale applies nothing, and a turn by email notifies the next seat."""
 
 from __future__ import annotations

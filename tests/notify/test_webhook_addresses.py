@@ -1,4 +1,4 @@
-"""Webhook URLs may only point at public internet addresses (issue #10, section 6).
+"""Webhook URLs may only point at public internet addresses.
 
 Refused when set (422 naming ``webhook_url``) and again at delivery, where the worker resolves
 the host once and connects to the address it checked; ``WEBHOOK_ALLOW_PRIVATE`` lifts the rule

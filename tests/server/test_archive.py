@@ -1,4 +1,4 @@
-"""Finished games archived (issue #15): every read of their history answers as before."""
+"""Finished games archived: every read of their history answers as before."""
 
 from __future__ import annotations
 

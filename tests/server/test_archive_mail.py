@@ -1,4 +1,4 @@
-"""Archiving a game people played by email and webhook (issue #15): the outbox and the inbound
+"""Archiving a game people played by email and webhook: the outbox and the inbound
 messages are slimmed, and everything that reads them after the game ends works as before."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Arbitrary JSON, strings and headers at every route: never a 5xx, every error is
-problem+json, and a request that is refused changes nothing (issue #10, section 4).
+problem+json, and a request that is refused changes nothing.
 
 Routes come from the app's url_map, so a new route is fuzzed without touching this file.
 Path parameters are arbitrary text or the real game's id; bodies are arbitrary JSON values
@@ -36,7 +36,7 @@ FIELDS = ["seats", "name", "email", "webhook_url", "bot", "options", "after_draw
           "webhook", "after", "limit"]
 PARAMETER = re.compile(r"<(?:(\w+):)?(\w+)>")
 
-# Strings that broke the server before (issue #10): mixed into every text strategy, since
+# Strings that broke the server before: mixed into every text strategy, since
 # hypothesis alone seldom builds them.
 HOSTILE = st.sampled_from(["", " ", "\u00a0", "\x00", "ab\x00cd", "\ud800", "a\udc00",
                            "\u202e", "\ue000", "\x0b", "\u00e9" * 41, "x" * 129,

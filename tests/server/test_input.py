@@ -1,4 +1,4 @@
-"""No input gets a 500 and nothing invalid is stored (issue #10, section 4).
+"""No input gets a 500 and nothing invalid is stored.
 
 Every refusal is a 4xx problem+json naming the field, header or part of the path; the game
 is unchanged after it. Each test runs on SQLite and, with TEST_DATABASE_URL, on PostgreSQL.

@@ -1,4 +1,4 @@
-"""The soak's moving parts (issue #15 part 4): the server's processes, started as the Procfile
+"""The soak's moving parts: the server's processes, started as the Procfile
 starts them, and the scripted players (by API over both web instances, by email through the
 mail-in listener). The test and its checks are in test_soak.py."""
 

@@ -1,4 +1,4 @@
-"""A soak across processes (issue #15 part 4).
+"""A soak across processes.
 
 Two web instances (the Procfile's gunicorn line), two workers and the mail-in listener run as
 real processes on one fresh PostgreSQL database, with Redis holding the rate limits. GAMES
