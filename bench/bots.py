@@ -2,8 +2,8 @@
 
 Run it from the repository root::
 
-    PYTHONPATH=server .venv/bin/python bench/bots.py                      # the default pairings
-    PYTHONPATH=server .venv/bin/python bench/bots.py --quick              # a smoke run
+    .venv/bin/python bench/bots.py                                        # the default pairings
+    .venv/bin/python bench/bots.py --quick                                # a smoke run
     .venv/bin/python bench/bots.py --level search-1 --heads-up 200 --four 0 --target 200
 
 Everything runs in this one process, on one core (``--cpu N`` pins it). Pairings:
@@ -32,24 +32,18 @@ import json
 import math
 import os
 import platform
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import dos_engine
-except ModuleNotFoundError:  # not installed: use the source tree next to this script
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
-    import dos_engine
-
+import dos_engine
+from common import RESULTS_DIR, percentile
 from dos_engine import Action, Options, View, greedy, make_strategy, play_game
 from dos_engine.search import LEVELS
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results" / "bots.json"
+RESULTS = RESULTS_DIR / "bots.json"
 NAMES = ("north", "east", "south", "west")
 
 
@@ -62,13 +56,6 @@ def wilson(wins: int, total: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * total)) / denominator
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
     return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 class Timed:

@@ -30,13 +30,11 @@ Results go to ``bench/results/client.json``.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import platform
 import resource
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,41 +43,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results" / "client.json"
-BIN = Path(sys.executable).parent
+from common import BIN, RESULTS_DIR, ROOT, NotReady, gunicorn, percentile
+
+RESULTS = RESULTS_DIR / "client.json"
 CLIENT = str(BIN / "dos-client")
 AIM_HELP_MS = 150.0
 AIM_MOVE_MS = 200.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def wait_ready(port: int, process: subprocess.Popen[bytes]) -> bool:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-        try:
-            conn.request("GET", "/readyz")
-            if conn.getresponse().status == 200:
-                return True
-        except OSError:
-            pass
-        finally:
-            conn.close()
-        time.sleep(0.1)
-    return False
 
 
 class Client:
@@ -172,28 +141,15 @@ def main() -> None:
                "DOS_RATE_LIMIT_JOIN": "1000000 per minute"}
         subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
                        env=env, check=True, capture_output=True, timeout=120)
-        port = free_port()
-        log = Path(tmp) / "gunicorn.log"
-        with log.open("w") as log_file:
-            server = subprocess.Popen(
-                [str(BIN / "gunicorn"), "--config", "python:dos_server.gunicorn_conf",
-                 "-b", f"127.0.0.1:{port}", "-w", "2", "--graceful-timeout", "5",
-                 "dos_server.wsgi:app"],
-                cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
-            try:
-                if not wait_ready(port, server):
-                    print(f"gunicorn did not start:\n{log.read_text()[-3000:]}", file=sys.stderr)
-                    sys.exit(1)
+        serving = ["--config", "python:dos_server.gunicorn_conf", "-w", "2", "--graceful-timeout", "5"]
+        try:
+            with gunicorn(serving, env, Path(tmp) / "gunicorn.log") as (port, _):
                 client = Client(Path(tmp) / "client.json")
                 moves, move_cpu, texts = time_moves(client, f"http://127.0.0.1:{port}",
                                                     options.moves)
-            finally:
-                server.terminate()
-                try:
-                    server.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+        except NotReady as error:  # its message ends with gunicorn's log
+            print(error, file=sys.stderr)
+            sys.exit(1)
     help_runs = time_command([CLIENT, "--help"], options.runs)
     bare_cpu: list[float] = []
     bare_runs = time_command([sys.executable, "-c", "pass"], options.runs, bare_cpu)

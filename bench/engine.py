@@ -2,10 +2,10 @@
 
 Run it from the repository root::
 
-    PYTHONPATH=server .venv/bin/python bench/engine.py          # full run (about 20 seconds)
-    PYTHONPATH=server .venv/bin/python bench/engine.py --quick  # a few seconds
-    make bench-engine                                            # installs the package first
-    .venv/bin/python bench/engine.py --profile                  # cProfile of random self-play
+    .venv/bin/python bench/engine.py            # full run (about 20 seconds)
+    .venv/bin/python bench/engine.py --quick    # a few seconds
+    make bench-engine                           # installs the package (and RLCard) first
+    .venv/bin/python bench/engine.py --profile  # cProfile of random self-play
 
 Everything runs in this one process, on one core. It measures, with default rule options and
 four players:
@@ -54,22 +54,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import dos_engine
-except ModuleNotFoundError:  # not installed: use the source tree next to this script
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
-    import dos_engine
-
+import dos_engine
+from common import RESULTS_DIR, percentile
 from dos_engine import Game
 
-try:  # the `bench` extra: RLCard's UNO, the yardstick of random self-play (issue #15)
+try:  # the `bench` extra: RLCard's UNO, the yardstick of random self-play
     import numpy
     from rlcard.games.uno.game import UnoGame
 except ModuleNotFoundError:
     UnoGame = None
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results" / "engine.json"
+RESULTS = RESULTS_DIR / "engine.json"
 PLAYERS = ("north", "east", "south", "west")
 
 # Aims (RLCard plays UNO at roughly this pace; the listing budgets keep bots and the server cheap).
@@ -305,10 +300,6 @@ def time_listing(game: Game, repetitions: int) -> list[int]:
     return times
 
 
-def quantile(sorted_values: Sequence[float], q: float) -> float:
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
-
-
 def describe_state(game: Game) -> dict[str, Any]:
     return {
         "phase": game.phase.value,
@@ -329,8 +320,8 @@ def summarize(times_ns: list[int], repetitions: int, action_counts: list[int],
         samples=len(values),
         repetitions=repetitions,
         median_us=statistics.median(values),
-        p90_us=quantile(values, 0.90),
-        p99_us=quantile(values, 0.99),
+        p90_us=percentile(values, 0.90),
+        p99_us=percentile(values, 0.99),
         max_us=values[-1],
         median_actions=statistics.median(action_counts),
         max_actions=max(action_counts),

@@ -26,11 +26,8 @@ import json
 import os
 import random
 import secrets
-import signal
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -41,15 +38,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+from common import BIN, ROOT, free_port, percentile, stop, wait_ready
+
 TURN_RATE = 70.0  # submissions per second measured by bench/server.py on this machine
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Receiver:
@@ -113,17 +104,8 @@ def database(pg_url: str) -> Iterator[str]:
 def environment(url: str, instance: Path) -> dict[str, str]:
     return {**os.environ, "DATABASE_URL": url, "SECRET_KEY": secrets.token_hex(16),
             "DOS_INSTANCE_PATH": str(instance), "DOS_RATE_LIMIT_CREATE": "100000 per minute",
+            "DOS_WEBHOOK_ALLOW_PRIVATE": "true",  # the receivers listen on 127.0.0.1
             "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT / "client")])}
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @contextlib.contextmanager
@@ -138,18 +120,6 @@ def processes(commands: list[list[str]], env: dict[str, str], log: Path) -> Iter
         finally:
             for process in started:
                 stop(process)
-
-
-def wait_ready(port: int) -> None:
-    ends = time.monotonic() + 60
-    while time.monotonic() < ends:
-        with contextlib.suppress(OSError):
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/readyz")
-            if conn.getresponse().status == 200:
-                return
-        time.sleep(0.2)
-    raise RuntimeError("gunicorn did not become ready")
 
 
 def worker_command() -> list[str]:
@@ -167,6 +137,8 @@ def latency(port: int, receiver: Receiver, games: int) -> list[float]:
         answer = conn.getresponse()
         body = json.loads(answer.read())
         committed = time.monotonic()
+        if answer.status != 201:
+            raise RuntimeError(f"POST /api/games -> {answer.status}: {body}")
         game_id = str(body["id"])
         ends = committed + 10
         while time.monotonic() < ends:
@@ -235,7 +207,7 @@ def main() -> None:
         web = [str(BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "2",
                "--threads", "4", "dos_server.wsgi:app"]
         with processes([web], env, log):
-            wait_ready(port)
+            wait_ready(port, log=log)
             with processes([worker_command()], env, log):
                 time.sleep(3)
                 lat = latency(port, receiver, args.games)
@@ -244,7 +216,7 @@ def main() -> None:
     receiver.stop()
     lat.sort()
     p50 = statistics.median(lat) if lat else float("nan")
-    p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan")
+    p99 = percentile(lat, 0.99)
     print(f"latency commit -> webhook (idle poll 0.25 s, {len(lat)}/{args.games} games): "
           f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(lat) * 1000:.0f} ms")
     print(f"throughput, {args.rows} rows: 1 worker {one:.0f}/s, 2 workers {two:.0f}/s, "

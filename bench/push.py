@@ -1,4 +1,4 @@
-"""Benchmark of push (issue #15.3) on PostgreSQL under the real serving model. A measurement, not
+"""Benchmark of push on PostgreSQL under the real serving model. A measurement, not
 a test: it prints figures and ratios and never fails on time.
 
 Run it from the repository root::
@@ -42,7 +42,6 @@ import json
 import multiprocessing as mp
 import platform
 import random
-import subprocess
 import sys
 import tempfile
 import threading
@@ -52,8 +51,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results" / "push.json"
+import common
+from common import RESULTS_DIR, ROOT, percentile
+
+RESULTS = RESULTS_DIR / "push.json"
 SERVE = "python:dos_server.gunicorn_conf"  # the Makefile's GUNICORN_CONF, the Procfile's --config
 
 
@@ -84,8 +85,8 @@ QUICK = Settings(seconds=3.0, drivers=2, idle=200, wakes=15)
 
 
 def figures(values: Sequence[float]) -> dict[str, float]:
-    return {"count": len(values), "p50_ms": round(bs.percentile(values, 50) * 1000, 2),
-            "p99_ms": round(bs.percentile(values, 99) * 1000, 2)}
+    return {"count": len(values), "p50_ms": round(percentile(values, 0.50) * 1000, 2),
+            "p99_ms": round(percentile(values, 0.99) * 1000, 2)}
 
 
 # -- the server -------------------------------------------------------------------------------
@@ -96,21 +97,8 @@ def gunicorn(url: str, log: Path) -> Iterator[int]:
     env = bs.server_env(url)
     env.update({"DOS_RATELIMIT_ENABLED": "false", "WEB_CONCURRENCY": "2"})
     bs.upgrade_schema(env)
-    port = bs.free_port()
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [str(bs.BIN / "gunicorn"), "--config", SERVE, "--bind", f"127.0.0.1:{port}",
-             "dos_server.wsgi:app"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        bs.wait_ready(port, process, log)
+    with common.gunicorn(["--config", SERVE], env, log, stop_timeout=30) as (port, _):
         yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def newest(client: Any, game_id: str) -> int:
@@ -178,7 +166,7 @@ def idle_waiters(port: int, paths: list[str], probe: Any) -> Iterator[None]:
     parked them: every request is sent, then reads of ``probe`` are back to their usual speed
     (each waiter's first look is a history read: a thousand take the server a while)."""
     client = bs.Http(port)
-    usual = bs.percentile([read_latency(client, probe) for _ in range(20)], 50)
+    usual = percentile([read_latency(client, probe) for _ in range(20)], 0.50)
     context = mp.get_context("spawn")
     ready, stop = context.Event(), context.Event()
     process = context.Process(target=_idle_process, args=(port, paths, ready, stop), daemon=True)

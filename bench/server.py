@@ -21,7 +21,7 @@ subprocess, waits for ``/readyz`` and always stops it at the end. A short warm-u
   created with ``POST /api/games`` and joined with the invites (not timed). Each step is
   ``GET .../actions`` with the current seat's token, a uniformly random legal action, then
   ``POST .../actions {"version", "actions": [text]}``; a finished game is replaced by a new one.
-  A turn is one GET and its POST: turns per second count the POSTs (issue #15 aims at 0.30x
+  A turn is one GET and its POST: turns per second count the POSTs (the aim is 0.30x
   the ceiling on PostgreSQL), the request rate counts both;
 * reads: the same clients read their games (``GET /api/games/<id>`` with a player token; aim
   0.60x the ceiling), and then again sending the ``ETag`` they hold as ``If-None-Match``
@@ -54,7 +54,6 @@ import platform
 import random
 import secrets
 import signal
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -68,17 +67,15 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+import common
+from common import BIN, RESULTS_DIR, ROOT, percentile
+
 SERVER_SRC = ROOT / "server"
-RESULTS = ROOT / "bench" / "results" / "server.json"
-BIN = Path(sys.executable).parent
+RESULTS = RESULTS_DIR / "server.json"
 DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 AIM_TURN_RATIO = 0.30  # turns (GET .../actions + POST) per second / ceiling requests per second
 AIM_READ_RATIO = 0.60  # state reads per second / ceiling requests per second (PostgreSQL)
-
-if str(SERVER_SRC) not in sys.path:
-    sys.path.insert(0, str(SERVER_SRC))
 
 
 @dataclass(frozen=True)
@@ -429,22 +426,13 @@ def concurrent_phase(mode: str, server: Server, settings: Settings, seed: int) -
     return Throughput(
         requests=len(latencies), seconds=settings.seconds,
         per_second=len(latencies) / settings.seconds,
-        p50_ms=percentile(latencies, 50) * 1000, p99_ms=percentile(latencies, 99) * 1000,
+        p50_ms=percentile(latencies, 0.50) * 1000, p99_ms=percentile(latencies, 0.99) * 1000,
         errors=errors, side_per_second=len(side) / settings.seconds,
-        side_p50_ms=percentile(side, 50) * 1000, side_p99_ms=percentile(side, 99) * 1000,
+        side_p50_ms=percentile(side, 0.50) * 1000, side_p99_ms=percentile(side, 0.99) * 1000,
         games_finished=sum(r["games_finished"] for r in results),
         server_cpu_ms=cpu_used * 1000 / operations,
         client_cpu_ms=sum(r["cpu_seconds"] for r in results) * 1000 / operations,
     )
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile (0.0 for no values)."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * p // 100))
-    return ordered[min(len(ordered), int(rank)) - 1]
 
 
 # -- sequential latency (scaling) -------------------------------------------------------------
@@ -466,7 +454,7 @@ def sequential_reads(client: Http, game: PlayGame, count: int) -> Latency:
         t0 = time.perf_counter()
         client.ok("GET", f"/api/games/{game.id}", token=token)
         times.append(time.perf_counter() - t0)
-    return Latency(count, percentile(times, 50) * 1000, percentile(times, 99) * 1000)
+    return Latency(count, percentile(times, 0.50) * 1000, percentile(times, 0.99) * 1000)
 
 
 def sequential_submits(client: Http, game: PlayGame, count: int, rng: random.Random) -> Latency:
@@ -475,7 +463,7 @@ def sequential_submits(client: Http, game: PlayGame, count: int, rng: random.Ran
         step = play_step(client, game, rng)
         if step.submit_latency is not None and step.error is None:
             times.append(step.submit_latency)
-    return Latency(len(times), percentile(times, 50) * 1000, percentile(times, 99) * 1000)
+    return Latency(len(times), percentile(times, 0.50) * 1000, percentile(times, 0.99) * 1000)
 
 
 # -- databases --------------------------------------------------------------------------------
@@ -631,12 +619,6 @@ def sqlite_backend(path: Path) -> Backend:
 # -- the server -------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def server_env(database_url: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update({
@@ -657,42 +639,11 @@ def upgrade_schema(env: dict[str, str]) -> None:
 @contextlib.contextmanager
 def gunicorn(env: dict[str, str], settings: Settings, log: Path,
              database: str | None = None) -> Iterator[Server]:
-    port = free_port()
-    with log.open("w") as log_file:
-        serving = (["--threads", str(settings.threads), "--worker-class", "gthread"]
-                   if settings.threads else ["--config", "python:dos_server.gunicorn_conf"])
-        process = subprocess.Popen(
-            [str(BIN / "gunicorn"), *serving, "--bind", f"127.0.0.1:{port}",
-             "--workers", str(settings.workers), "--graceful-timeout", "5", "dos_server.wsgi:app"],
-            cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT)
-        try:
-            wait_ready(port, process, log)
-            yield Server(port, process.pid, database)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise ServerError(f"gunicorn exited ({process.returncode}):\n{log.read_text()[-3000:]}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/readyz")
-            if conn.getresponse().status == 200:
-                conn.close()
-                return
-            conn.close()
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise ServerError(f"gunicorn not ready within 60 s:\n{log.read_text()[-3000:]}")
+    serving = (["--threads", str(settings.threads), "--worker-class", "gthread"]
+               if settings.threads else ["--config", "python:dos_server.gunicorn_conf"])
+    arguments = [*serving, "--workers", str(settings.workers), "--graceful-timeout", "5"]
+    with common.gunicorn(arguments, env, log) as (port, process):
+        yield Server(port, process.pid, database)
 
 
 # -- one backend ------------------------------------------------------------------------------

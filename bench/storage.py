@@ -1,4 +1,4 @@
-"""Storage per finished game on PostgreSQL, before and after archiving (issue #15, part 5).
+"""Storage per finished game on PostgreSQL, before and after archiving.
 
 A measurement, not a test. Run it from the repository root::
 
@@ -40,7 +40,6 @@ import json
 import os
 import platform
 import random
-import sys
 import time
 import zlib
 from collections.abc import Sequence
@@ -53,18 +52,15 @@ from typing import Any
 import psycopg
 from sqlalchemy import func, select
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "server")]
+from common import RESULTS_DIR, ROOT
+from dos_server import create_app, worker
+from dos_server.database import write_transaction
+from dos_server.delivery import email as email_delivery
+from dos_server.delivery.email import DeliveryError
+from dos_server.extensions import db
+from dos_server.models import NotificationRow, utcnow
+from dos_server.services import access, archive, inbound, lobby, play
 
-from dos_server import create_app, worker  # noqa: E402
-from dos_server.database import write_transaction  # noqa: E402
-from dos_server.delivery import email as email_delivery  # noqa: E402
-from dos_server.delivery.email import DeliveryError  # noqa: E402
-from dos_server.extensions import db  # noqa: E402
-from dos_server.models import NotificationRow, utcnow  # noqa: E402
-from dos_server.services import access, archive, inbound, lobby, play  # noqa: E402
-
-RESULTS = ROOT / "bench" / "results"
 TABLES = ("games", "seats", "game_events", "game_archives", "idempotency_keys", "notifications",
           "delivery_attempts", "inbound_messages")
 EMAIL = "ann.example@mail.example.org"
@@ -359,8 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="default: bench/results/storage.json (storage-email.json for "
                              "--mix email)")
     args = parser.parse_args(argv)
-    output = args.output or RESULTS / ("storage.json" if args.mix == "bots"
-                                       else f"storage-{args.mix}.json")
+    output = args.output or RESULTS_DIR / ("storage.json" if args.mix == "bots"
+                                           else f"storage-{args.mix}.json")
     run(args.games, args.target, args.pg_url, output, args.mix)
     return 0
 

@@ -34,11 +34,13 @@ import random
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "server"), str(ROOT / "tests")]
+from common import ROOT
+
+# testkit (the test suite's PostgreSQL schema and app helpers) is no installed module: it lives in
+# tests/, which pytest puts on its own path. The project itself is imported as installed.
+sys.path.append(str(ROOT / "tests"))
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 

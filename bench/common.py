@@ -1,0 +1,99 @@
+"""What the benchmark scripts share: paths, a free port, a percentile, and a gunicorn to serve.
+
+The scripts run from the repository root with the project installed (``make install``, an
+editable install): ``.venv/bin/python bench/server.py``. Python puts the script's folder,
+``bench/``, first on ``sys.path``, so they import this module as ``from common import ...``;
+ruff's ``src`` lists ``bench`` and so sorts it as first-party.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import math
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS_DIR = ROOT / "bench" / "results"  # git-ignored
+BIN = Path(sys.executable).parent  # the virtual environment's scripts: flask, gunicorn, dos-client
+APP = "dos_server.wsgi:app"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank percentile, ``q`` from 0 to 1 (0.99 is p99); NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = math.ceil(q * len(ordered))
+    return ordered[min(len(ordered), max(1, rank)) - 1]
+
+
+class NotReady(RuntimeError):
+    """The server exited or did not answer ``/readyz`` in time (the message ends with its log)."""
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes] | None = None,
+               log: Path | None = None, timeout: float = 60.0) -> None:
+    """Wait until ``GET /readyz`` on ``port`` answers 200; NotReady (with the log's tail) if
+    ``process`` exits first or ``timeout`` seconds pass."""
+    def failed(why: str) -> NotReady:
+        tail = f":\n{log.read_text()[-3000:]}" if log is not None and log.exists() else ""
+        return NotReady(f"gunicorn {why}{tail}")
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise failed(f"exited ({process.returncode})")
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        time.sleep(0.1)
+    raise failed(f"not ready within {timeout:.0f} s")
+
+
+def stop(process: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``timeout`` seconds."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@contextlib.contextmanager
+def gunicorn(arguments: Sequence[str], env: dict[str, str], log: Path,
+             stop_timeout: float = 15.0) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """Serve the app under gunicorn with ``arguments`` (workers, worker class, config) on a free
+    loopback port, its output appended to ``log``; yields (port, process) once it is ready and
+    stops it on the way out."""
+    port = free_port()
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [str(BIN / "gunicorn"), *arguments, "--bind", f"127.0.0.1:{port}", APP],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_ready(port, process, log)
+        yield port, process
+    finally:
+        stop(process, stop_timeout)
