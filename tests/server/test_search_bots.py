@@ -70,6 +70,6 @@ def test_the_timeout_policy_may_be_a_search_level(client: FlaskClient) -> None:
 
 
 def test_the_client_offers_the_same_bots() -> None:
-    from dos_client.cli import BOT_CHOICES
+    from dos_client.commands.lobby import BOT_CHOICES
 
     assert tuple(BOT_CHOICES) == BOT_STRATEGIES
