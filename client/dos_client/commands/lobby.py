@@ -18,8 +18,26 @@ from dos_client.context import (
 )
 from dos_client.errors import ClientError, DosApiError
 
-# The server's bots (dos_server.services.lobby.BOT_STRATEGIES; the client imports no server code).
-BOT_CHOICES = ("random", "greedy", "search-1", "search-2", "search-3")
+
+class _Bots(click.Choice[str]):
+    """The bots a seat may be (dos_engine.strategies.BOTS, the server's list too), read when a
+    command line or its help first needs them: dos_engine is not imported at every start."""
+
+    def __init__(self) -> None:
+        self._names: tuple[str, ...] | None = None
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        if self._names is None:
+            from dos_engine.strategies import BOTS
+
+            self._names = tuple(BOTS)
+        return self._names
+
+    @choices.setter
+    def choices(self, names: tuple[str, ...]) -> None:
+        self._names = tuple(names)
 
 
 def _duration(text: str | None) -> int | None:
@@ -36,7 +54,7 @@ def _duration(text: str | None) -> int | None:
               help="A player's seat (repeat; order is seating order).")
 @click.option("--open", "open_seats", type=click.IntRange(0, 3), default=0,
               help="Seats left open, claimed later with the invite code.")
-@click.option("--bot", "bots", multiple=True, type=click.Choice(BOT_CHOICES),
+@click.option("--bot", "bots", multiple=True, type=_Bots(),
               help="A bot seat (repeat): random, greedy, or the searching bot at level "
                    "1 (quick) to 3 (strongest).")
 @click.option("--me", metavar="NAME", help="Join the seat NAME yourself right away.")

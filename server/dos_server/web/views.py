@@ -47,8 +47,7 @@ HISTORY_ON_TABLE = 30
 TIME_LIMITS = [("", "no time limit"), ("300", "5 minutes"), ("3600", "1 hour"),
                ("21600", "6 hours"), ("86400", "1 day"), ("259200", "3 days"),
                ("604800", "1 week"), ("1209600", "2 weeks"), ("5184000", "60 days")]
-BOTS = [("greedy", "greedy bot"), ("random", "random bot"), ("search-1", "search bot (1 ply)"),
-        ("search-2", "search bot (2 plies)"), ("search-3", "search bot (3 plies)")]
+BOTS = list(lobby.BOTS.items())  # (name, what the form says), as the API offers them
 
 
 # -- the blueprint's plumbing ----------------------------------------------------------------
