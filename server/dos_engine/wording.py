@@ -16,6 +16,20 @@ from typing import Any
 
 Names = Sequence[str] | Mapping[int, str]
 
+# Events told by one template: ``subject`` is the seat (as a line begins), ``who`` the seat
+# within a line, the rest the event's data (a field an older event lacks reads as "?").
+_TEMPLATES = {
+    "game_started": "The game started",
+    "reshuffled": "The discard pile was shuffled into a new draw pile",
+    "added": "{subject} added {card} to the Center Row",
+    "placed": "{subject} placed {card} in the Center Row (colour bonus)",
+    "dos_called": "{subject} called DOS",
+    "dos_missed": "{subject} did not call DOS",
+    "round_over": "Round {round} is over: {who} went out and scored {scored}",
+    "timed_out": "{subject} ran out of time; the {policy} bot played the turn",
+    "resigned": "{subject} resigned (the random bot plays on)",
+    "forfeited": "{subject} forfeited after {timeouts} timeouts",
+}
 _BONUS = {"single_colour": ", a single colour match", "double_colour": ", a double colour match"}
 _DREW_BECAUSE = {"double_colour": " after a double colour match", "caught": " for being caught"}
 
@@ -29,11 +43,11 @@ def describe(event: Mapping[str, Any], names: Names, me: int | None = None) -> s
     you = seat is not None and seat == me
     who = _who(names, seat, me)
     subject = _capital(who)  # the seat, where it begins the line
-
-    if kind == "game_started":
-        return "The game started"
+    fields = _Fields({**data, "subject": subject, "who": who})
+    if kind in _TEMPLATES:
+        return _TEMPLATES[kind].format_map(fields)
     if kind == "round_started":
-        return f"Round {_get(data, 'round')} began; {_who(names, data.get('first'), me)} " \
+        return f"Round {fields['round']} began; {_who(names, data.get('first'), me)} " \
                "played first"
     if kind == "drew":
         count = int(data.get("count", 0))
@@ -45,20 +59,10 @@ def describe(event: Mapping[str, Any], names: Names, me: int | None = None) -> s
         if data.get("reason") == "deal":
             return None
         return f"The Center Row got {' '.join(data.get('cards', []))}"
-    if kind == "reshuffled":
-        return "The discard pile was shuffled into a new draw pile"
     if kind == "matched":
         played = " + ".join(data.get("cards", []))
-        return (f"{subject} matched {_get(data, 'target')} (Center Row card "
-                f"{_get(data, 'position')}) with {played}{_BONUS.get(data.get('bonus', ''), '')}")
-    if kind == "added":
-        return f"{subject} added {_get(data, 'card')} to the Center Row"
-    if kind == "placed":
-        return f"{subject} placed {_get(data, 'card')} in the Center Row (colour bonus)"
-    if kind == "dos_called":
-        return f"{subject} called DOS"
-    if kind == "dos_missed":
-        return f"{subject} did not call DOS"
+        return (f"{subject} matched {fields['target']} (Center Row card "
+                f"{fields['position']}) with {played}{_BONUS.get(data.get('bonus', ''), '')}")
     if kind == "caught":
         later = " (the two cards come at the end of the turn)" if data.get("deferred") else ""
         return f"{_capital(_who(names, data.get('by'), me))} caught {who} without a DOS call{later}"
@@ -68,9 +72,6 @@ def describe(event: Mapping[str, Any], names: Names, me: int | None = None) -> s
             return f"{subject} ended the turn"
         return (f"{subject} ended the turn; {_who(names, following, me)} "
                 f"{'are' if following == me else 'is'} next")
-    if kind == "round_over":
-        return f"Round {_get(data, 'round')} is over: {who} went out and scored " \
-               f"{_get(data, 'scored')}"
     if kind == "game_over":
         scores = data.get("scores") or []
         points = scores[seat] if isinstance(seat, int) and 0 <= seat < len(scores) else "?"
@@ -78,13 +79,7 @@ def describe(event: Mapping[str, Any], names: Names, me: int | None = None) -> s
     if kind == "game_ended":
         scores = ", ".join(f"{_who(names, index, None)} {score}"
                            for index, score in enumerate(data.get("scores") or []))
-        return f"Game over: {_get(data, 'reason')}" + (f". Final scores: {scores}" if scores else "")
-    if kind == "timed_out":
-        return f"{subject} ran out of time; the {data.get('policy') or 'random'} bot played the turn"
-    if kind == "resigned":
-        return f"{subject} resigned (the random bot plays on)"
-    if kind == "forfeited":
-        return f"{subject} forfeited after {_get(data, 'timeouts')} timeouts"
+        return f"Game over: {fields['reason']}" + (f". Final scores: {scores}" if scores else "")
     return None  # "action" (its events tell it), "discarded", and kinds of the future
 
 
@@ -108,6 +103,8 @@ def _cards(count: int) -> str:
     return f"{count} card{'' if count == 1 else 's'}"
 
 
-def _get(data: Mapping[str, Any], key: str) -> Any:
-    """A field an older event may lack reads as "?"."""
-    return data.get(key, "?")
+class _Fields(dict[str, Any]):
+    """An event's data for its words: a field an older event lacks reads as "?"."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
