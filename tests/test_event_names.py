@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dos_client.cli import NOTIFY_EVENTS
+from dos_client.commands.seat import NOTIFY_EVENTS
 from dos_server import create_app
 from dos_server.schemas import EVENT_NAMES
 from dos_server.services.notify import EVENTS

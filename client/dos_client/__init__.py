@@ -1,1 +1,1 @@
-"""dos_client: the `dos-client` command (issue #4). Not built yet."""
+"""dos_client: the `dos-client` command line (``cli`` and its ``commands`` on ``context``)."""

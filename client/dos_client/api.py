@@ -105,3 +105,27 @@ class DosApi:
 
     def rotate_token(self, game_id: str, seat: int) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/seats/{seat}/token")
+
+    # -- the signed-in account (the session's token is the account token) ------------------
+
+    def send_login_code(self, email: str) -> dict[str, Any]:
+        return self._call("POST", "/api/login", json={"email": email})
+
+    def verify_login(self, email: str, code: str) -> dict[str, Any]:
+        return self._call("POST", "/api/login/verify", json={"email": email, "code": code})
+
+    def me(self) -> dict[str, Any]:
+        return self._call("GET", "/api/me")
+
+    def sign_out(self, session: str | None = None) -> dict[str, Any]:
+        """Revoke the account's session ``session``, or (None) every session of the account."""
+        path = "/api/me/sessions" + (f"/{session}" if session is not None else "")
+        return self._call("DELETE", path)
+
+    def my_games(self) -> dict[str, Any]:
+        return self._call("GET", "/api/me/games")
+
+    def my_game_token(self, game_id: str, seat: int | None = None) -> dict[str, Any]:
+        """A player token of the account's seat in ``game_id`` (``seat``: which, if several)."""
+        return self._call("POST", f"/api/me/games/{game_id}/token",
+                          json={} if seat is None else {"seat": seat})

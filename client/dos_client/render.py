@@ -183,70 +183,29 @@ def moves(console: Console, listing: dict[str, Any], command: str = "dos-client"
         console.print(f"Play one with `{command} move N`.")
 
 
-class _Missing(dict[str, Any]):
-    """Template values; a field an older event lacks reads as '?'."""
-
-    def __missing__(self, key: str) -> str:
-        return "?"
+# Events outside any one turn: flush left (a round's start is its header); a turn's events are
+# indented under it.
+_BETWEEN_TURNS = ("game_started", "round_over", "game_over", "game_ended", "timed_out",
+                  "resigned", "forfeited")
 
 
 def event_lines(events: Sequence[dict[str, Any]], names: Sequence[str],
                 times: bool = False) -> list[str]:
-    """Events in plain words, in the order they happened.
+    """Events in plain words (``dos_engine.wording``, as the server's pages and emails say
+    them), in the order they happened; ``times`` adds when each happened."""
+    from dos_engine.wording import describe
 
-    A request's action rows come before the events its actions caused, so they are left out
-    when those events tell the story ("matched", "drew", ...): only an ``end`` or a ``catch``
-    of someone's own says something the events do not."""
     lines = []
     for event in events:
-        if event["kind"] == "action" and event["data"]["action"] not in ("end",):
-            continue
-        line = event_line(event, names)
+        line = describe(event, names)
         if line is None:
             continue
+        if event["kind"] == "round_started":
+            line = f"-- {line} --"
+        elif event["kind"] not in _BETWEEN_TURNS:
+            line = f"  {line}"
         if times and event.get("at"):
             line = f"{line} {local_time(event['at'])}" if line.startswith("--") else \
                 f"{local_time(event['at'])}  {line.strip()}"
         lines.append(line)
     return lines
-
-
-# Events told by one template: ``who`` is the seat's name, the rest comes from the event's data.
-_TOLD = {
-    "action": "{who}: {action}",
-    "round_started": "-- Round {round} --",
-    "added": "  {who} added {card} to the Center Row",
-    "placed": "  {who} placed {card} into the Center Row (colour bonus)",
-    "dos_called": "  {who} called DOS",
-    "round_over": "Round {round} over: {who} went out and scores {scored}.",
-    "dos_missed": "  {who} did not call DOS!",
-    "caught": "  {who} was caught without calling DOS.",
-    "resigned": "{who} resigned.",
-    "forfeited": "{who} forfeited after {timeouts} timeouts.",
-}
-
-
-def event_line(event: dict[str, Any], names: Sequence[str]) -> str | None:
-    kind = event["kind"]
-    data = event.get("data", {})
-    seat = event.get("seat")
-    who = names[seat] if seat is not None and seat < len(names) else "?"
-    if kind in _TOLD:
-        return _TOLD[kind].format_map(_Missing({**data, "who": who}))
-    if kind == "matched":
-        bonus = {"single_colour": " (colour match!)",
-                 "double_colour": " (double colour match: everyone else draws)"}
-        return (f"  {who} matched {data['target']} with {'+'.join(data['cards'])}"
-                f"{bonus.get(data.get('bonus', ''), '')}")
-    if kind == "drew" and data.get("reason") != "deal":
-        got = f": {' '.join(data['cards'])}" if data.get("cards") else ""
-        return f"  {who} drew {data['count']} ({data['reason'].replace('_', ' ')}){got}"
-    if kind == "game_over":
-        return f"Game over: {who} wins with {data['scores'][seat]} points."
-    if kind == "caught" and data.get("deferred"):
-        return f"  {who} was caught without calling DOS (the two cards come at the end of their turn)."
-    if kind == "game_ended":
-        scores = ", ".join(f"{name} {score}" for name, score in zip(names, data["scores"],
-                                                                     strict=False))
-        return f"Game over: {data['reason']}. Final scores: {scores}."
-    return None

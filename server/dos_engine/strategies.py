@@ -36,6 +36,16 @@ def greedy(view: View, legal: Sequence[Action]) -> Action:
     return max(legal, key=lambda action: action_score(row, action))
 
 
+# The bots a seat (or a game's timeout policy) may be, in the order they are offered, with
+# what a person reads: the one list of the API, the pages and dos-client.
+BOTS: dict[str, str] = {
+    "random": "random bot",
+    "greedy": "greedy bot",
+    "search-1": "search bot (1 ply)",
+    "search-2": "search bot (2 plies)",
+    "search-3": "search bot (3 plies)",
+}
+
 STRATEGIES: dict[str, Callable[[int | str], Strategy]] = {
     "random": RandomStrategy,
     "greedy": lambda seed: greedy,

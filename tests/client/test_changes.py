@@ -21,7 +21,7 @@ def test_show_starts_with_what_the_others_did_since_you_last_looked(table: Table
     name = "Ann" if mover == "default" else "Bob"
     text = ok("--profile", other, "show").stdout
     assert text.startswith("Since you last looked:\n")
-    assert f"  {name} drew 1 (draw)\n" in text  # the drawn card itself stays hidden
+    assert f"  {name} drew 1 card\n" in text  # the drawn card itself stays hidden
     assert "Since you last looked" not in ok("--profile", other, "show").stdout  # seen now
     # the mover's own actions are not news to the mover
     assert "Since you last looked" not in ok("--profile", mover, "show").stdout.split("\n")[0]

@@ -257,8 +257,8 @@ def test_history_text_json_all(table: Table) -> None:
     assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
     text = ok("history").stdout
     name = "Ann" if mover == "default" else "Bob"
-    assert f"{name} drew 1 (draw)" in text
-    assert re.search(r"^-- Round 1 -- \w{3} \d\d:\d\d$", text, re.M)  # round headers, times
+    assert f"{name} drew 1 card" in text
+    assert re.search(r"^-- Round 1 began; \w+ played first -- \w{3} \d\d:\d\d$", text, re.M)  # headers, times
     assert ok("history", "--all").stdout.startswith(text.splitlines()[0])
 
 
@@ -302,7 +302,7 @@ def test_move_notation_whole_turn(server_url: str, config_file: Path) -> None:
 def test_draw_command(table: Table) -> None:
     mover = table.to_move()
     result = ok("--profile", mover, "draw")
-    assert "drew 1 (draw)" in result.stdout
+    assert "drew 1 card" in result.stdout
     assert "You drew:" in result.stdout
     again = run("--profile", mover, "--json", "draw")  # one draw per turn
     assert again.exit_code == 3

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dos_client.cli import Settings
 from dos_client.config import Store
+from dos_client.context import Settings
 from dos_client.errors import ClientError
 
 

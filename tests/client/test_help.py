@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cli_helpers import Table, ok, run
 
-from dos_client.cli import rules_text
+from dos_client.commands.docs import rules_text
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = str(Path(sys.executable).parent / "dos-client")

@@ -109,7 +109,7 @@ def test_watch_a_game_you_have_not_joined(table: Table, config_file: Path) -> No
     assert result.exit_code == 7  # still going after the timeout
     name = "Ann" if mover == "default" else "Bob"
     assert result.stdout.count(f"Ann vs Bob ({table.id})") == 2  # the table, twice
-    assert f"{name} drew 1 (draw)" in result.stdout
+    assert f"{name} drew 1 card" in result.stdout
     assert "Your hand" not in result.stdout  # a spectator sees no hand
     assert "stopped watching after 3 s" in result.stderr
     assert not saved(config_file)["profiles"].get("spectator", {}).get("games")

@@ -12,6 +12,7 @@ from server_helpers import assert_problem, auth, create, join, stored_state
 
 from dos_engine import GameRecord, replay
 from dos_engine.search import LEVELS
+from dos_engine.strategies import BOTS, STRATEGIES
 from dos_server import worker
 from dos_server.models import utcnow
 from dos_server.services.lobby import BOT_STRATEGIES
@@ -70,6 +71,15 @@ def test_the_timeout_policy_may_be_a_search_level(client: FlaskClient) -> None:
 
 
 def test_the_client_offers_the_same_bots() -> None:
-    from dos_client.cli import BOT_CHOICES
+    import click
 
-    assert tuple(BOT_CHOICES) == BOT_STRATEGIES
+    from dos_client.cli import cli
+
+    (bot,) = [p for p in cli.commands["new"].params if p.name == "bots"]
+    assert isinstance(bot.type, click.Choice)
+    assert tuple(bot.type.choices) == BOT_STRATEGIES
+
+
+def test_every_bot_offered_is_a_strategy() -> None:
+    assert list(BOTS) == list(STRATEGIES)
+    assert tuple(BOTS) == BOT_STRATEGIES

@@ -261,7 +261,7 @@ def test_the_spectator_page_shows_no_hand(table: Table) -> None:
     assert len(cards) == len(in_row) > 0  # every card shown is in the Center Row
     for hand in (api_view(table.browsers[0], table.game_id, t)["view"]["hand"]
                  for t in table.tokens):
-        assert "was dealt 7 cards:" not in html  # nobody's dealt cards in the history
+        assert "was dealt 7 cards (" not in html  # nobody's dealt cards in the history
         assert hand
 
 
@@ -270,7 +270,7 @@ def test_history_page(table: Table) -> None:
     assert response.status_code == 200
     html = response.get_data(as_text=True)
     assert "The game started" in html
-    assert "Round 1 started" in html
+    assert "Round 1 began" in html
     assert table.browsers[0].get(f"/games/{table.game_id}/history?after=x").status_code == 200
     early = post(table.browsers[0], f"/games/{table.game_id}/rematch")
     assert early.status_code == 409  # no rematch before the game is over

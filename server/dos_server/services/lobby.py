@@ -16,6 +16,7 @@ from typing import Any
 from flask import current_app
 
 from dos_engine import Game, InvalidOptionsError, Options
+from dos_engine.strategies import BOTS
 from dos_server import netguard, tokens, validation
 from dos_server.database import write_transaction
 from dos_server.extensions import db
@@ -38,8 +39,8 @@ from dos_server.services.access import (
 from dos_server.services.play import deal
 from dos_server.services.read import game_body
 
-# Bots a seat (or the timeout policy) may use; the search levels are dos_engine.search.LEVELS.
-BOT_STRATEGIES = ("random", "greedy", "search-1", "search-2", "search-3")
+# Bots a seat (or the timeout policy) may use: dos_engine.strategies.BOTS, the one list.
+BOT_STRATEGIES = tuple(BOTS)
 
 
 @dataclass(frozen=True)
@@ -457,6 +458,7 @@ def _invalid(detail: str) -> Problem:
 
 
 __all__ = [
+    "BOTS",
     "BOT_STRATEGIES",
     "SeatSpec",
     "cancel",

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
 from dos_engine import Game, redact
+from dos_engine.wording import describe
 from dos_server import tokens, urls
 from dos_server.extensions import db
 from dos_server.models import GameRow, NotificationRow, SeatRow, utcnow
@@ -208,67 +209,12 @@ def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> li
     for row in reversed(rows[:SINCE_LIMIT]):
         shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data,
                         "secret": row.secret}, seat.index)
-        line = describe_event(shown, names, seat.index)
+        line = describe(shown, names, seat.index)
         if line:
             lines.append(line)
     if len(rows) > SINCE_LIMIT:
         lines.insert(0, f"(earlier events: dos-client history {game.id})")
     return lines
-
-
-def describe_event(event: Mapping[str, Any], names: Mapping[int, str], me: int) -> str | None:
-    """One history event in plain words for seat ``me``; None for bookkeeping events."""
-    kind, seat, data = event["kind"], event.get("seat"), event.get("data") or {}
-    you = seat == me
-    who = "you" if you else names.get(seat, "?") if seat is not None else ""
-
-    def cards(count: int) -> str:
-        return f"{count} card{'' if count == 1 else 's'}"
-
-    if kind == "matched":
-        played = " + ".join(data.get("cards", []))
-        bonus = {"single_colour": ", a single colour match",
-                 "double_colour": ", a double colour match"}.get(data.get("bonus", ""), "")
-        return (f"{who} matched {data.get('target')} (Center Row card {data.get('position')}) "
-                f"with {played}{bonus}")
-    if kind == "drew":
-        reason = data.get("reason")
-        count = int(data.get("count", 0))
-        shown = f" ({' '.join(data['cards'])})" if you and data.get("cards") else ""
-        if reason == "deal":
-            return f"{who} {'were' if you else 'was'} dealt {cards(count)}{shown}"
-        why = {"double_colour": " (a double colour match)", "caught": " (caught)"}.get(
-            str(reason), "")
-        return f"{who} drew {cards(count)}{shown}{why}"
-    if kind == "added":
-        return f"{who} added {data.get('card')} to the Center Row"
-    if kind == "placed":
-        return f"{who} placed {data.get('card')} in the Center Row (colour bonus)"
-    if kind == "cr_flipped" and data.get("reason") != "deal":
-        return f"the Center Row got {' '.join(data.get('cards', []))}"
-    if kind == "reshuffled":
-        return "the discard pile was shuffled into a new draw pile"
-    if kind == "dos_called":
-        return f"{who} called DOS"
-    if kind == "caught":
-        by = data.get("by")
-        return f"{'you' if by == me else names.get(int(by or 0), '?')} caught {who} " \
-               "without a DOS call"
-    if kind == "round_started":
-        first = data.get("first")
-        return (f"round {data.get('round')} began; "
-                f"{'you' if first == me else names.get(int(first or 0), '?')} played first")
-    if kind == "round_over":
-        return f"round {data.get('round')} is over: {who} went out"
-    if kind == "timed_out":
-        return f"{who} ran out of time; the {data.get('policy')} bot played the turn"
-    if kind == "resigned":
-        return f"{who} resigned (the random bot plays on)"
-    if kind == "forfeited":
-        return f"{who} forfeited after {data.get('timeouts')} timeouts"
-    if kind == "game_ended":
-        return f"the game ended: {data.get('reason')}"
-    return None
 
 
 def unsubscribe_urls(game_id: str, seat_id: str) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from flask import Response
 from werkzeug.wrappers import Response as BaseResponse
 
 from dos_server.problems import Problem
+from dos_server.services import lobby
 
 Page = str | Response | BaseResponse | tuple[str, int]  # what a view may return
 TIME_LIMITS = [("", "no time limit"), ("300", "5 minutes"), ("3600", "1 hour"),
@@ -17,8 +18,7 @@ TIME_LIMITS = [("", "no time limit"), ("300", "5 minutes"), ("3600", "1 hour"),
                ("604800", "1 week"), ("1209600", "2 weeks"), ("5184000", "60 days")]
 
 
-BOTS = [("greedy", "greedy bot"), ("random", "random bot"), ("search-1", "search bot (1 ply)"),
-        ("search-2", "search bot (2 plies)"), ("search-3", "search bot (3 plies)")]
+BOTS = list(lobby.BOTS.items())  # (name, what the form says), as the API offers them
 
 
 def whole_number(text: str, low: int = -(2**31), high: int = 2**31 - 1) -> int | None:

@@ -1,0 +1,238 @@
+"""Into a game: ``new``, ``join``, ``games``; the host's ``start`` and ``invite``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from dos_client.context import (
+    SavedGame,
+    Settings,
+    adopt_token,
+    connect,
+    pass_settings,
+    sync_games,
+)
+from dos_client.errors import ClientError, DosApiError
+
+
+class _Bots(click.Choice[str]):
+    """The bots a seat may be (dos_engine.strategies.BOTS, the server's list too), read when a
+    command line or its help first needs them: dos_engine is not imported at every start."""
+
+    def __init__(self) -> None:
+        self._names: tuple[str, ...] | None = None
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        if self._names is None:
+            from dos_engine.strategies import BOTS
+
+            self._names = tuple(BOTS)
+        return self._names
+
+    @choices.setter
+    def choices(self, names: tuple[str, ...]) -> None:
+        self._names = tuple(names)
+
+
+def _duration(text: str | None) -> int | None:
+    if not text:
+        return None
+    found = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", text.lower())
+    if not found:
+        raise click.BadParameter("use a number with s, m, h or d, e.g. 36h or 3d")
+    return int(found.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[found.group(2)]
+
+
+@click.command()
+@click.option("--seat", "seats", multiple=True, metavar="NAME",
+              help="A player's seat (repeat; order is seating order).")
+@click.option("--open", "open_seats", type=click.IntRange(0, 3), default=0,
+              help="Seats left open, claimed later with the invite code.")
+@click.option("--bot", "bots", multiple=True, type=_Bots(),
+              help="A bot seat (repeat): random, greedy, or the searching bot at level "
+                   "1 (quick) to 3 (strongest).")
+@click.option("--me", metavar="NAME", help="Join the seat NAME yourself right away.")
+@click.option("--after-draw", type=click.Choice(["drawn_card", "any"]), default="drawn_card",
+              show_default=True, help="What may be matched after drawing (RULES 3.6).")
+@click.option("--bonus-placement", type=click.Choice(["optional", "mandatory"]),
+              default="optional", show_default=True,
+              help="Whether earned bonus cards must be placed (RULES 3.5).")
+@click.option("--dos-call/--no-dos-call", default=False, show_default=True,
+              help="Play with calling DOS and catching (RULES 5).")
+@click.option("--target", type=click.IntRange(1, 10_000), default=200, show_default=True,
+              help="Score that wins the game.")
+@click.option("--turn-limit", metavar="DURATION", help="Time per turn, e.g. 36h or 3d.")
+@click.option("--title", metavar="TEXT",
+              help="The game's title, shown to every player in emails, lists and pages.")
+@click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
+@pass_settings
+def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequence[str],
+        me: str | None, after_draw: str, bonus_placement: str, dos_call: bool, target: int,
+        turn_limit: str | None, title: str | None, label: str | None) -> None:
+    """Create a game and print the invites to hand out."""
+    payload_seats: list[dict[str, Any]] = [{"name": name} for name in seats]
+    payload_seats += [{} for _ in range(open_seats)] + [{"bot": bot} for bot in bots]
+    if not 2 <= len(payload_seats) <= 4:
+        raise click.UsageError("a game has 2 to 4 seats: use --seat, --open and --bot")
+    if me and me not in seats:
+        raise click.UsageError(f"--me {me!r} must be one of the --seat names")
+    store = settings.store()
+    url = settings.server_url(store)
+    created = connect(url).create_game({
+        "seats": payload_seats,
+        "options": {"after_draw": after_draw, "bonus_placement": bonus_placement,
+                    "dos_call": dos_call, "target_score": target},
+        "turn_time_limit": _duration(turn_limit),
+        **({"title": title} if title is not None else {}),
+    })
+    name = store.unique_name(label or created["id"])
+    invites = {i["name"]: f"{created['id']}:{i['invite']}" for i in created["invites"]}
+    store.games[name] = {"game_id": created["id"], "server": url, "seat": None, "token": None,
+                         "host_token": created["host_token"], "invites": dict(invites),
+                         "invite_code": created["invite_code"]}
+    store.section["current"] = name
+    if me:
+        joined = connect(url).join(created["id"], invite=invites.pop(me).split(":", 1)[1])
+        store.games[name].update(seat=joined["seat"], token=joined["player_token"])
+    store.save()
+    lines = [f"Created game {created['id']} (saved as {name!r}; you hold the host token).",
+             *(f"Invite for {seat_name}: dos-client join {invite}"
+               for seat_name, invite in invites.items())]
+    if open_seats:
+        lines.append(f"Open seats: dos-client join {created['id']} --code "
+                     f"{created['invite_code']} --name YOUR_NAME")
+    if me:
+        lines.append(f"You play as {me}. Next: {settings.command()} show")
+    settings.emit({"game": name, "id": created["id"], "invites": invites,
+                   "invite_code": created["invite_code"] if open_seats else None},
+                  "\n".join(lines))
+
+
+@click.command()
+@click.argument("invite")
+@click.option("--code", help="The game's invite code, to take an open seat.")
+@click.option("--name", help="Your name, with --code.")
+@click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
+@pass_settings
+def join(settings: Settings, invite: str, code: str | None, name: str | None,
+         label: str | None) -> None:
+    """Claim your seat with INVITE (GAME:TOKEN as printed by `new`), or GAME --code C --name N."""
+    store = settings.store()
+    url = settings.server_url(store)
+    game_id, _, token = invite.partition(":")
+    if not token and not code:
+        raise click.UsageError("give the whole invite (GAME:TOKEN), or a game id with --code "
+                               "and --name")
+    try:
+        joined = connect(url).join(game_id, invite=token or None, code=code, name=name)
+    except DosApiError as error:
+        if not token or error.status != 401:
+            raise
+        try:  # not an invite: perhaps a player token (`token rotate --show`, another device)
+            adopt_token(settings, store, url, game_id, token, label)
+        except ClientError:
+            raise error from None
+        return
+    saved = store.unique_name(label or game_id)
+    store.games[saved] = {"game_id": game_id, "server": url, "seat": joined["seat"],
+                          "token": joined["player_token"], "host_token": None}
+    store.section["current"] = saved
+    store.save()
+    settings.emit({"game": saved, "seat": joined["seat"], "name": joined["name"]},
+                  f"You are {joined['name']} (seat {joined['seat']}) in game {game_id}, saved "
+                  f"as {saved!r}. Next: {settings.command()} show")
+
+
+@click.command()
+@pass_settings
+def games(settings: Settings) -> None:
+    """Every saved game: whose turn, deadline, scores; * marks games waiting on you."""
+    store = settings.store()
+    sync_games(store)  # signed in: the account's games on this server too
+    rows: list[dict[str, Any]] = []
+    failed: list[ClientError] = []
+    for name, entry in store.games.items():
+        try:
+            game = SavedGame(settings, store, name, entry).api.game(entry["game_id"])
+        except ClientError as error:
+            rows.append({"game": name, "error": error.message})
+            failed.append(error)
+            continue
+        view = game.get("view") or {}
+        seats = [s.get("name") or "?" for s in game["seats"]]
+        mine = (game["status"] == "active" and view.get("current") == entry.get("seat")
+                and entry.get("seat") is not None)
+        rows.append({
+            "game": name, "id": entry["game_id"], "title": game.get("title"),
+            "status": game["status"],
+            "turn": seats[view["current"]] if view and game["status"] == "active" else None,
+            "your_turn": mine, "deadline": game.get("turn_deadline"),
+            "scores": dict(zip(seats, view.get("scores", []), strict=False)),
+        })
+    settings.emit(rows, lambda: _games_table(rows, store.section.get("current")))
+    if failed:  # every game was listed; the exit code says that some could not be read
+        click.echo(f"Error: {failed[0].message}", err=True)
+        click.get_current_context().exit(failed[0].exit_code)
+
+
+def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
+    from dos_client import render
+
+    if not rows:
+        click.echo("No saved games. Create one with `dos-client new` or join one.")
+    for row in rows:
+        if "error" in row:
+            click.echo(f"  {row['game']}: {row['error']}")
+            continue
+        mark = "*" if row["your_turn"] else " "
+        here = "(current) " if row["game"] == current else ""
+        scores = ", ".join(f"{k} {v}" for k, v in row["scores"].items())
+        turn = f"{row['turn']} to play" if row["turn"] else row["status"]
+        deadline = f", deadline {render.deadline(row['deadline'])}" if row["deadline"] else ""
+        titled = f"“{row['title']}” " if row.get("title") else ""
+        click.echo(f"{mark} {row['game']} {titled}{here}· {turn}{deadline} · {scores}")
+
+
+@click.command()
+@click.argument("game", required=False)
+@pass_settings
+def start(settings: Settings, game: str | None) -> None:
+    """Host: start now with the seats filled so far."""
+    saved = settings.saved_game(game)
+    saved.host_api().start(saved.game_id)
+    settings.emit({"game": saved.name, "started": True}, f"{saved.name} started.")
+
+
+@click.command()
+@click.argument("game", required=False)
+@pass_settings
+def invite(settings: Settings, game: str | None) -> None:
+    """Host: the invites of the seats not yet claimed, and the open seats' invite code."""
+    saved = settings.saved_game(game)
+    host = saved.host_api()
+    if "invites" not in saved.entry:
+        raise ClientError(f"the invites of {saved.name} were not saved (it was created by an "
+                          "older dos-client); `dos-client token rotate` on the host's "
+                          "machine issues new tokens per seat")
+    body = host.game(saved.game_id)
+    claimed = {s["name"] for s in body["seats"] if s.get("claimed")}
+    pending = {name: line for name, line in saved.entry["invites"].items() if name not in claimed}
+    open_seats = [s for s in body["seats"] if s.get("open")]
+    code = saved.entry.get("invite_code") if open_seats else None
+    lines = [f"Invite for {name}: dos-client join {line}" for name, line in pending.items()]
+    if code:
+        lines.append(f"Open seats ({len(open_seats)}): dos-client join {saved.game_id} --code "
+                     f"{code} --name YOUR_NAME")
+    if not lines:
+        lines.append(f"Every seat of {saved.name} is claimed.")
+    settings.emit({"game": saved.name, "id": saved.game_id, "invites": pending,
+                   "invite_code": code, "open_seats": len(open_seats)}, "\n".join(lines))
+
+
+COMMANDS = (new, join, games, start, invite)
