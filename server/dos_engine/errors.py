@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from dos_engine.actions import Action
+
+class Written(Protocol):
+    """What an error needs of an action: its canonical text (errors come before actions in
+    the engine's import order, so they do not name the ``Action`` class)."""
+
+    def text(self) -> str: ...
 
 
 class DosError(ValueError):
@@ -41,7 +45,7 @@ class InvalidStateError(DosError):
 class AmbiguousActionError(DosError):
     """Shorthand that fits more than one legal action; ``candidates`` lists them."""
 
-    def __init__(self, text: str, candidates: Sequence[Action]) -> None:
+    def __init__(self, text: str, candidates: Sequence[Written]) -> None:
         self.text = text
         self.candidates = tuple(candidates)
         listed = ", ".join(a.text() for a in self.candidates)
