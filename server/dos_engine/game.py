@@ -817,23 +817,11 @@ class Game:
         elif isinstance(action, Draw):
             self._apply_draw(events)
         elif isinstance(action, Add):
-            _remove(self.hands[seat], action.card)
-            if self.options.dos_call:
-                self._hand_changed(seat)
-            self.center_row.append(action.card)
-            self.cr_matched.append(None)
+            self._to_center_row(seat, action.card, _ADDED, events)
             self.added = True
-            events.append(Event(_ADDED, seat, {"card": action.card.code,
-                                                         "position": len(self.center_row)}))
         elif isinstance(action, Place):
-            _remove(self.hands[seat], action.card)
-            if self.options.dos_call:
-                self._hand_changed(seat)
-            self.center_row.append(action.card)
-            self.cr_matched.append(None)
+            self._to_center_row(seat, action.card, _PLACED, events)
             self.placements_left -= 1
-            events.append(Event(_PLACED, seat, {"card": action.card.code,
-                                                          "position": len(self.center_row)}))
         elif isinstance(action, End):
             self._apply_end(events)
         elif isinstance(action, CallDos):
@@ -955,6 +943,16 @@ class Game:
         """Become ``trial`` (a copy that played on): how several actions commit at once."""
         for name in Game.__slots__:
             setattr(self, name, getattr(trial, name))
+
+    def _to_center_row(self, seat: int, card: Card, kind: EventKind,
+                       events: list[Event]) -> None:
+        """A card from ``seat``'s hand to the end of the Center Row (added or placed)."""
+        _remove(self.hands[seat], card)
+        if self.options.dos_call:
+            self._hand_changed(seat)
+        self.center_row.append(card)
+        self.cr_matched.append(None)
+        events.append(Event(kind, seat, {"card": card.code, "position": len(self.center_row)}))
 
     def _apply_match(self, action: Match, events: list[Event]) -> None:
         seat = self.current

@@ -61,9 +61,13 @@ def _store(key: str, game_id: str, entry: dict[str, Any], limit: int) -> None:
     session.permanent = True
 
 
-def player_token(game_id: str) -> str | None:
-    entry = _entries("seats").get(game_id)
+def _token(key: str, game_id: str) -> str | None:
+    entry = _entries(key).get(game_id)
     return str(entry["t"]) if isinstance(entry, dict) and entry.get("t") else None
+
+
+def player_token(game_id: str) -> str | None:
+    return _token("seats", game_id)
 
 
 def remember_seat(game_id: str, token: str) -> None:
@@ -93,8 +97,7 @@ def mark_seen(game_id: str, seq: int) -> None:
 
 
 def host_token(game_id: str) -> str | None:
-    entry = _entries("hosts").get(game_id)
-    return str(entry["t"]) if isinstance(entry, dict) and entry.get("t") else None
+    return _token("hosts", game_id)
 
 
 def remember_host(game_id: str, token: str) -> None:
