@@ -21,7 +21,7 @@ layer, to ``--target`` points. Two seat mixes:
   its raw bytes kept); one person with a webhook who plays by API; two bots (random, greedy).
   One transaction per turn, as requests and emails have. After every turn the worker's own
   delivery (``worker.claim``/``worker.deliver``) sends the outbox to local sinks: emails are
-  built (``delivery.email.build``) and kept for the reply; the webhook receiver fails 5% of
+  built (``delivery.mail.dispatch.build``) and kept for the reply; the webhook receiver fails 5% of
   first attempts with a 503, so some rows have two ``delivery_attempts``.
 
 Then it measures ``pg_total_relation_size`` (heap, TOAST and indexes) of every table that
@@ -55,8 +55,8 @@ from sqlalchemy import func, select
 from common import RESULTS_DIR, ROOT
 from dos_server import create_app, worker
 from dos_server.database import write_transaction
-from dos_server.delivery import email as email_delivery
-from dos_server.delivery.email import DeliveryError
+from dos_server.delivery import DeliveryError
+from dos_server.delivery.mail import dispatch as email_delivery
 from dos_server.extensions import db
 from dos_server.models import NotificationRow, utcnow
 from dos_server.services import access, archive, inbound, lobby, play

@@ -42,7 +42,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     api.register_blueprint(inbound.blp)
     api.register_blueprint(account.blp)
     from dos_server import web
+    from dos_server.cards import chip
 
+    # The card macro (templates/cards.html) of the pages and the emails draws its chips.
+    app.add_template_global(chip, "chip")
     web.init_app(app)  # the pages
     from dos_server.mailin import register_cli as register_mailin
     from dos_server.worker import register_cli

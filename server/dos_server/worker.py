@@ -53,8 +53,8 @@ from sqlalchemy import delete, or_, select
 
 from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server.database import write_transaction
-from dos_server.delivery import email, webhooks
-from dos_server.delivery.email import DeliveryError
+from dos_server.delivery import DeliveryError, webhooks
+from dos_server.delivery.mail import dispatch, smtp
 from dos_server.extensions import db
 from dos_server.models import (
     BrowserSessionRow,
@@ -70,7 +70,7 @@ from dos_server.services import access, archive, digest, inbound, locks, notify,
 log = logging.getLogger("dos_server.worker")
 
 Clock = Callable[[], datetime]
-SENDERS = {"email": email.send, "webhook": webhooks.send}
+SENDERS = {"email": dispatch.send, "webhook": webhooks.send}
 
 
 def worker_name() -> str:
@@ -409,7 +409,7 @@ def check_relay() -> bool:
     if not current_app.config.get("SMTP_HOST"):
         return True
     try:
-        with email.connect(timeout=min(10.0, float(current_app.config["SMTP_TIMEOUT"]))):
+        with smtp.connect(timeout=min(10.0, float(current_app.config["SMTP_TIMEOUT"]))):
             pass
     except DeliveryError as error:
         message = f"the mail relay does not work, emails will not go out: {error}"

@@ -17,8 +17,8 @@ from server_helpers import auth
 
 from dos_server import worker
 from dos_server.database import write_transaction
-from dos_server.delivery import email as email_delivery
-from dos_server.delivery.email import DeliveryError
+from dos_server.delivery import DeliveryError
+from dos_server.delivery.mail import dispatch as email_delivery
 from dos_server.extensions import db
 from dos_server.models import (
     DeliveryAttemptRow,

@@ -13,7 +13,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from server_helpers import assert_problem, auth, join
 
-from dos_server.delivery.email import build
+from dos_server.delivery.mail.dispatch import build
 from dos_server.extensions import db
 from dos_server.models import GameRow, NotificationRow
 

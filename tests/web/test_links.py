@@ -351,7 +351,7 @@ def test_the_fresh_link_form_is_rate_limited(make_app: Callable[..., Flask]) -> 
 def test_sign_in_and_confirmation_emails_link_to_pages(app: Flask) -> None:
     """Every game email is checked on the wire (tests/notify/test_email_kinds.py); these two
     are built here from the rows queued for them: no link to the JSON API in either part."""
-    from dos_server.delivery.email import build
+    from dos_server.delivery.mail.dispatch import build
 
     created = game(app)
     confirm_link(app, created["id"], 1, created["tokens"][1], "bob@new.example.org")

@@ -14,7 +14,7 @@ from flask import current_app
 from standardwebhooks.webhooks import Webhook
 
 from dos_server import netguard
-from dos_server.delivery.email import DeliveryError
+from dos_server.delivery import DeliveryError
 
 _SESSIONS: dict[tuple[int, bool], requests.Session] = {}
 

@@ -54,7 +54,7 @@ def sentence(text: str) -> str:
 
 @bp.context_processor
 def _helpers() -> dict[str, Any]:
-    return {"chip": present.chip, "chips": present.chips, "CSRF_FIELD": auth.CSRF_FIELD}
+    return {"chips": present.chips, "CSRF_FIELD": auth.CSRF_FIELD}
 
 
 @bp.errorhandler(Problem)

@@ -7,40 +7,12 @@ so the pages show exactly what the API shows.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from dos_engine.wording import describe
-
-COLOURS = {"R": "red", "G": "green", "B": "blue", "Y": "yellow"}
-_CARD = re.compile(r"^([RGBYW])(#|\d{1,2})$")
-
-
-@dataclass(frozen=True)
-class Chip:
-    """A card as the pages draw it: its code as text, a colour class and a spoken name."""
-
-    code: str
-    colour: str  # red | green | blue | yellow | wild: a CSS class, never the only signal
-    name: str  # "red 5", "blue Wild #", "Wild DOS"
-
-
-def chip(code: str) -> Chip:
-    match = _CARD.match(code.upper())
-    if match is None:  # not a card code we know: show it as it is
-        return Chip(code, "wild", code)
-    letter, rank = match.groups()
-    if letter == "W":
-        return Chip(code, "wild", "Wild DOS" if rank == "2" else f"wild {rank}")
-    colour = COLOURS[letter]
-    return Chip(code, colour, f"{colour} Wild #" if rank == "#" else f"{colour} {rank}")
-
-
-def chips(codes: Sequence[str] | None) -> list[Chip]:
-    return [chip(code) for code in codes or ()]
+from dos_server.cards import Chip, chip, chips  # the pages' and the emails' one card chip
 
 
 def history_lines(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
