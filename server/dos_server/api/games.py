@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
-from flask import Response, current_app, redirect, request
+from flask import Response, current_app, request
 from flask.views import MethodView
-from werkzeug.wrappers import Response as BaseResponse
 
 from dos_server.edge import Blueprint
 from dos_server.extensions import limiter
@@ -21,6 +19,7 @@ from dos_server.schemas import (
     VacationIn,
 )
 from dos_server.services import access, lobby, notify, play, read, watch
+from dos_server.web.pages import mailed as pages  # a browser opening the link gets the page
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
                 description="Create, join and play games")
@@ -276,9 +275,8 @@ unsubscribe_blp = Blueprint("unsubscribe", __name__, url_prefix="/api/unsubscrib
 
 @unsubscribe_blp.route("/<token>")
 class Unsubscribe(MethodView):
-    @unsubscribe_blp.response(200)
-    @unsubscribe_blp.alt_response(303, description="a browser (Accept: text/html) is sent on "
-                                  "to the unsubscribe page, which says it is done")
+    @unsubscribe_blp.response(200, description="done (for a browser, Accept: text/html, the "
+                              "web's page that says so)")
     @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
     @unsubscribe_blp.alt_response(404, description="the game is gone")
     def post(self, token: str) -> Any:
@@ -288,26 +286,24 @@ class Unsubscribe(MethodView):
         """
         done = lobby.unsubscribe(token)
         if _wants_html():
-            return _to_page(token)
+            return pages.unsubscribe_page(token, {**info_of(token), **done}, done=True)
         return done
 
-    @unsubscribe_blp.response(200, description="what the link would do")
-    @unsubscribe_blp.alt_response(303, description="a browser (Accept: text/html) is sent on "
-                                  "to the unsubscribe page, whose button unsubscribes")
+    @unsubscribe_blp.response(200, description="what the link would do (for a browser, "
+                              "Accept: text/html, the web's page whose button unsubscribes)")
     @unsubscribe_blp.alt_response(401, description="not a valid unsubscribe link")
     @unsubscribe_blp.alt_response(404, description="the game is gone")
     def get(self, token: str) -> Any:
         """What the link does, without doing it: link scanners fetch every link in an email,
         so only a POST unsubscribes (the page's button, or the mail client's one-click)."""
-        info = notify.describe_unsubscribe(token)
+        info = info_of(token)
         if _wants_html():
-            return _to_page(token)
+            return pages.unsubscribe_page(token, info, done=False)
         return {**info, "action": "POST this URL to stop this seat's emails for this game"}
 
 
-def _to_page(token: str) -> BaseResponse:
-    """The web's unsubscribe page for a browser: the API answers JSON only."""
-    return redirect(f"/unsubscribe/{quote(token, safe='')}", 303)
+def info_of(token: str) -> dict[str, Any]:
+    return notify.describe_unsubscribe(token)
 
 
 def _wants_html() -> bool:

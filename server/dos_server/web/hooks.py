@@ -52,7 +52,7 @@ def sentence(text: str) -> str:
     return text if text[-1] in ".!?" else text + "."
 
 
-@bp.context_processor
+@bp.app_context_processor  # the web's templates, whichever blueprint renders them
 def _helpers() -> dict[str, Any]:
     return {"chips": present.chips, "CSRF_FIELD": auth.CSRF_FIELD}
 

@@ -51,7 +51,7 @@ def bad_link(problem: Problem, game_id: str | None = None, *, paste: bool = Fals
         paste=paste), status)
 
 
-def _link_page(view: Callable[[str], str]) -> Callable[[str], Response | str]:
+def _link_page(view: Callable[[str], Response | str]) -> Callable[[str], Response | str]:
     """A page of an emailed link: what is wrong with the token ends on :func:`bad_link`."""
 
     @functools.wraps(view)
@@ -67,18 +67,22 @@ def _link_page(view: Callable[[str], str]) -> Callable[[str], Response | str]:
 # -- unsubscribe (the link in the email's body; List-Unsubscribe stays on the API) ----------
 
 
+def unsubscribe_page(token: str, info: dict[str, Any], *, done: bool) -> Response:
+    """The page of the unsubscribe link (also what the API's one-click URL shows a browser)."""
+    return make_response(render_template("unsubscribe.html", info=info, token=token, done=done))
+
+
 @bp.get("/unsubscribe/<token>")
 @_link_page
-def unsubscribe(token: str) -> str:
-    info = notify.describe_unsubscribe(token)
-    return render_template("unsubscribe.html", info=info, token=token, done=False)
+def unsubscribe(token: str) -> Response:
+    return unsubscribe_page(token, notify.describe_unsubscribe(token), done=False)
 
 
 @bp.post("/unsubscribe/<token>")
 @_link_page
-def unsubscribe_post(token: str) -> str:
+def unsubscribe_post(token: str) -> Response:
     info: dict[str, Any] = {**notify.describe_unsubscribe(token), **lobby.unsubscribe(token)}
-    return render_template("unsubscribe.html", info=info, token=token, done=True)
+    return unsubscribe_page(token, info, done=True)
 
 
 # -- confirming a seat's new address ---------------------------------------------------------
@@ -120,4 +124,4 @@ def account_signin_post(token: str) -> str:
     return render_template("account_signin.html", token=token, signed=signed)
 
 
-__all__ = ["bad_link", "link_status"]
+__all__ = ["bad_link", "link_status", "unsubscribe_page"]
