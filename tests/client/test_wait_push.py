@@ -1,4 +1,4 @@
-"""Issue #15.3: ``dos-client wait`` rides the server's long-poll (no polling). It waits on the
+"""``dos-client wait`` rides the server's long-poll (no polling). It waits on the
 events of every saved game at once and is woken by a move made by another process."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #15.3 under the real serving model (gunicorn, ``dos_server.gunicorn_conf``): 200 clients
+"""The long-poll under the real serving model (gunicorn, ``dos_server.gunicorn_conf``): 200 clients
 long-polling at once hold neither the database pool nor the workers. A turn goes through while
 they wait, and a move in their game then wakes every one of them. On SQLite and PostgreSQL.
 

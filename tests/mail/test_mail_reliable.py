@@ -1,4 +1,4 @@
-"""Issue #11.4, #11.5, #11.7 (LMTP): mail a player can rely on for months, with the real
+"""Mail a player can rely on for months, with the real
 mail-in listener (SMTP and LMTP on loopback), the real worker pass and an SMTP sink."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #11.7: behind a real MTA, as the README tells operators to run it.
+"""Behind a real MTA, as the README tells operators to run it.
 
 Debian's Postfix (a private instance configured with the README's recipe, started without
 systemd), the real ``dos-server worker`` and ``dos-server mail-in`` processes, over SMTP and

@@ -127,7 +127,7 @@ def test_unsubscribe_link_really_unsubscribes(mail_app: Flask, smtp: SmtpSink) -
     assert len(rows(mail_app, channel="email", target=BOB)) > bob_before  # bob still gets his
     assert turns == {0, 1}
 
-    # A GET (a link scanner, a preview) describes the link and changes nothing (#11.3)
+    # A GET (a link scanner, a preview) describes the link and changes nothing
     for accept in ("application/json", "text/html", "*/*"):
         answer = client.get(bob_link, headers={"Accept": accept})
         assert answer.status_code == 200

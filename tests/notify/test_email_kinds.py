@@ -1,4 +1,4 @@
-"""Issue #11.3 and #11.6: every kind of email, as the relay receives it.
+"""Every kind of email, as the relay receives it.
 
 One deterministic game (fixed seed, game id and seat ids) produces every email kind through
 the real worker and a real SMTP relay (aiosmtpd). For each message:
@@ -219,7 +219,7 @@ API_LINK = re.compile(r"https?://[^\s\"'<>]+/api/")
 
 
 def assert_links_open_pages(message: EmailMessage) -> None:
-    """Issue #13: every link in an email's text or HTML opens a web page, never the JSON API
+    """Every link in an email's text or HTML opens a web page, never the JSON API
     (``List-Unsubscribe``, a header for mail clients, posts to the API and is not a link)."""
     for kind in ("plain", "html"):
         part = message.get_body(preferencelist=(kind,))

@@ -161,7 +161,7 @@ def test_concurrent_workers_never_deliver_a_row_twice(
 def test_a_relay_without_starttls_is_reported_at_start_and_on_every_attempt(
         make_app: Callable[..., Flask], smtp: SmtpSink, db_url: str, tmp_path: Path,
         ) -> None:
-    """Issue #11.7: the default security (starttls) against a relay that offers none."""
+    """The default security (starttls) against a relay that offers none."""
     app = make_app(SMTP_HOST="127.0.0.1", SMTP_PORT=smtp.port)  # DOS_SMTP_SECURITY unset
     create(app.test_client(), [{"name": "ann", "email": "ann@example.org"}, {"bot": "random"}])
     seen: list[str] = []

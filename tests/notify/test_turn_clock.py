@@ -1,4 +1,4 @@
-"""Issue #11.1: every new turn starts its own clock and its own "your turn".
+"""Every new turn starts its own clock and its own "your turn".
 
 A person whose turns follow each other with only bots (or resigned seats) in between sits in
 the same (round, current seat) turn after turn; turns are told apart by the engine's turn

@@ -1,4 +1,4 @@
-"""Issue #11.2: several workers, a slow relay and receiver, a short lease: every row is
+"""Several workers, a slow relay and receiver, a short lease: every row is
 delivered, none twice (counted at the SMTP sink by Message-ID, at the receiver by
 ``webhook-id``). Real worker processes, a real aiosmtpd relay, a real HTTP receiver."""
 

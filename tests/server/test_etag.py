@@ -1,4 +1,4 @@
-"""Issue #15.2: ``ETag`` / ``If-None-Match`` on a game's view and its legal actions.
+"""``ETag`` / ``If-None-Match`` on a game's view and its legal actions.
 
 A client that holds the current answer gets ``304 Not Modified`` (no body); any change it
 could see gives ``200`` with a new tag; a tag is never good for another viewer, and a token

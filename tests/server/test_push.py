@@ -1,4 +1,4 @@
-"""Issue #15.3: the long-poll ``GET /api/games/<id>/events?after=N&wait=S``, on both backends.
+"""The long-poll ``GET /api/games/<id>/events?after=N&wait=S``, on both backends.
 
 Waiters are woken by the commit (PostgreSQL: LISTEN/NOTIFY, also from another process; any
 backend: a commit in the same process), never by a connection or a poll held per waiter: the

@@ -1,4 +1,4 @@
-"""Issue #10.2: concurrent writes against a real multi-process server (gunicorn) give exactly
+"""Concurrent writes against a real multi-process server (gunicorn) give exactly
 the outcomes some serial order allows, on SQLite and PostgreSQL, and no duplicate events.
 
 Every write reads the game and its seats after it holds the lock and authenticates there, so

@@ -1,4 +1,4 @@
-"""Issue #15.2: the hot reads' per-process shortcuts never change an answer.
+"""The hot reads' per-process shortcuts never change an answer.
 
 A game's view and its legal actions are encoded once per process for what they show a viewer
 (``read.EncodedAnswers``), and a token's signature is checked once per process

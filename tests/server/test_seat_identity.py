@@ -1,4 +1,4 @@
-"""Issue #10.1: a token opens only its own player's seat, however seats are renumbered.
+"""A token opens only its own player's seat, however seats are renumbered.
 
 Every token purpose (player, invite, unsubscribe, reply address) is collected along every
 renumbering path (start with open seats, remove seat, any order of rotate/join/remove); each

@@ -1,4 +1,4 @@
-"""Issue #10.3 and #10.5: a move is stale only when the table changed; games without people.
+"""A move is stale only when the table changed; games without people.
 
 A change that alters no seat's table or legal actions (a token rotation, a vacation, a
 notification setting, a second join with one invite) must not make a pending move stale.
