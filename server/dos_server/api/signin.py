@@ -15,7 +15,8 @@ from flask import Response, current_app, render_template_string, request, sessio
 from flask.views import MethodView
 
 from dos_server.edge import Blueprint
-from dos_server.problems import Problem
+from dos_server.errors import DomainError
+from dos_server.problems import Problem, problem_of
 from dos_server.services import account
 
 SESSION_KEY = "dos_account"  # the browser's account token (read by account.authenticate)
@@ -78,10 +79,10 @@ class SignIn(MethodView):
         try:
             signed = account.verify_link(token, request.headers.get("User-Agent"),
                                          kind="browser")
-        except Problem as problem:
+        except DomainError as error:
             from dos_server.web.mailed import bad_link
 
-            return bad_link(problem)  # used, expired or garbage: offers a fresh link
+            return bad_link(problem_of(error))  # used, expired or garbage: offers a fresh link
         session[SESSION_KEY] = signed["account_token"]
         home = "/me" if any(rule.rule == "/me" for rule in current_app.url_map.iter_rules()) \
             else "/api/me/games"

@@ -19,7 +19,8 @@ from typing import Any
 from flask import Response, current_app, make_response, render_template
 
 from dos_server import tokens
-from dos_server.problems import Problem
+from dos_server.errors import DomainError
+from dos_server.problems import Problem, problem_of
 from dos_server.services import account, lobby, notify
 from dos_server.web import auth, bp
 
@@ -60,8 +61,8 @@ def _link_page(view: Callable[[str], str]) -> Callable[[str], Response | str]:
     def page(token: str) -> Response | str:
         try:
             return view(token)
-        except Problem as problem:
-            return bad_link(problem)
+        except DomainError as error:
+            return bad_link(problem_of(error))
 
     return page
 
@@ -107,8 +108,8 @@ def account_link_problem(token: str) -> Response | None:
     try:
         tokens.read_payload("login", token, int(current_app.config["LOGIN_CODE_MINUTES"]) * 60,
                             "sign-in link")
-    except Problem as problem:
-        return bad_link(problem)
+    except DomainError as error:
+        return bad_link(problem_of(error))
     return None
 
 

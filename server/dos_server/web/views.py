@@ -2,8 +2,8 @@
 
 Reads use :mod:`dos_server.services.access` and :mod:`~dos_server.services.read`; writes go
 through :mod:`~dos_server.services.lobby` and :mod:`~dos_server.services.play`, which own
-their transactions. A service's :class:`Problem` becomes a readable page (or the page with
-the error on it), never a traceback; a write that fails changes nothing.
+their transactions. A service's domain error becomes a readable page (or the page with the
+error on it), never a traceback; a write that fails changes nothing.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 from werkzeug.wrappers import Response as BaseResponse
 
 from dos_server import urls
+from dos_server.errors import DomainError
 from dos_server.extensions import limiter
-from dos_server.problems import Problem, busy_problem
+from dos_server.problems import Problem, busy_problem, problem_of
 from dos_server.schemas import CreateGameIn, NotificationsIn, VacationIn
 from dos_server.services import access, account, lobby, notify, play, read, rematch, watch
 from dos_server.validation import clean_email
@@ -105,6 +106,11 @@ def _problem(problem: Problem) -> tuple[str, int, dict[str, str]]:
             problem.status, problem.headers)
 
 
+@bp.errorhandler(DomainError)
+def _domain_error(error: DomainError) -> tuple[str, int, dict[str, str]]:
+    return _problem(problem_of(error))
+
+
 @bp.errorhandler(HTTPException)
 def _http_error(error: HTTPException) -> tuple[str, int] | tuple[str, int, dict[str, str]]:
     if isinstance(error, InternalServerError):
@@ -143,7 +149,7 @@ def _browser_games() -> list[dict[str, Any]]:
     for game_id in auth.games():
         try:
             game = access.get_game(game_id)
-        except Problem:
+        except DomainError:
             continue
         body = read.game_body(game, access.Viewer())
         mine.append({"id": game_id, "status": body["status"],
@@ -244,22 +250,23 @@ def create_game() -> Page:
                                     loaded.get("options", {}), loaded.get("turn_time_limit"),
                                     loaded["timeout_policy"], loaded.get("forfeit_after"),
                                     loaded["vacation_days"], loaded.get("title"))
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         return _new_page(form, [problem.detail], problem.status)
     _host_and_sit(created, me_index)
     flash("Game created. Send each player their invite link; the game starts when every "
           "seat is filled, or when you start it.")
-    return redirect(url_for("web.host", game_id=created["id"]), 303)
+    return redirect(url_for("web.host", game_id=created.game.id), 303)
 
 
-def _host_and_sit(created: dict[str, Any], seat: int | None) -> None:
+def _host_and_sit(created: lobby.Created, seat: int | None) -> None:
     """This browser keeps a new game's host token and, if it plays ``seat``, claims it."""
-    game_id = created["id"]
-    auth.remember_host(game_id, created["host_token"])
-    mine = [i for i in created["invites"] if i["seat"] == seat]
+    game_id = created.game.id
+    auth.remember_host(game_id, created.host_token)
+    mine = [i for i in created.invites if i.seat == seat]
     if seat is not None and mine:
-        joined = lobby.join_game(game_id, mine[0]["invite"], None, None)
-        auth.remember_seat(game_id, joined["player_token"])
+        joined = lobby.join_game(game_id, mine[0].invite, None, None)
+        auth.remember_seat(game_id, joined.player_token)
 
 
 def _int(text: str, low: int = -(2**31), high: int = 2**31 - 1) -> int | None:
@@ -296,7 +303,8 @@ def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
     if token is not None:
         try:
             body = account.my_games(token)
-        except Problem as problem:
+        except DomainError as refused:
+            problem = problem_of(refused)
             if problem.status != 401:
                 raise
             auth.forget_account()
@@ -329,7 +337,8 @@ def me_login() -> Page:
         return _me(422, Problem(422, "invalid-input", "Invalid address", str(error)))
     try:
         account.request_login(address)
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.status != 429:
             raise
         return _me(429, problem)
@@ -354,7 +363,8 @@ def me_verify() -> Page:
     try:
         signed = account.verify_code(address, code, agent if agent and agent.isprintable()
                                      else None, kind="browser")
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.kind != "invalid-code":
             raise
         return _me(problem.status, Problem(
@@ -388,8 +398,8 @@ def me_signout() -> Page:
             for line in account.my_games(token)["games"]:
                 auth.forget_seat(line["game_id"])
             account.revoke_session(token, account.authenticate(token).session_id)
-        except Problem as problem:
-            if problem.status != 401:  # already ended elsewhere: signed out all the same
+        except DomainError as error:
+            if problem_of(error).status != 401:  # already ended elsewhere: signed out all the same
                 raise
     flash("Signed out in this browser.")
     return redirect(url_for("web.me"), 303)
@@ -460,9 +470,9 @@ def join(game_id: str) -> Page:
     if parked is not None and parked.kind == "invite":
         try:
             name = auth.invite_seat_name(game_id, parked.value)
-        except Problem as problem:
+        except DomainError as error:
             auth.clear_pending()
-            return bad_link(problem, game_id)
+            return bad_link(problem_of(error), game_id)
     return render_template("join.html", game=game, parked=parked, name=name)
 
 
@@ -477,14 +487,15 @@ def join_post(game_id: str) -> Page:
     if parked.kind == "code":
         try:
             name = lobby_name(name)
-        except Problem as problem:
+        except Problem as invalid:
             game = read.game_body(access.get_game(game_id), access.Viewer())
             return render_template("join.html", game=game, parked=parked, name=None,
-                                   error=problem.detail, typed=name or ""), problem.status
+                                   error=invalid.detail, typed=name or ""), invalid.status
     try:
         joined = lobby.join_game(game_id, parked.value if parked.kind == "invite" else None,
                                  parked.value if parked.kind == "code" else None, name)
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.status in (401, 403):  # revoked since the join page, or a wrong code
             auth.clear_pending()
             return bad_link(problem, game_id)
@@ -494,8 +505,8 @@ def join_post(game_id: str) -> Page:
         return render_template("join.html", game=game, parked=parked, name=None,
                                error=problem.detail, typed=name or ""), problem.status
     auth.clear_pending()
-    auth.remember_seat(game_id, joined["player_token"])
-    flash(f"You joined as {joined['name']}.")
+    auth.remember_seat(game_id, joined.player_token)
+    flash(f"You joined as {joined.name}.")
     return redirect(url_for("web.table", game_id=game_id), 303)
 
 
@@ -519,9 +530,9 @@ def signin(game_id: str) -> Page:
     if parked is not None:
         try:
             who = auth.resolve(game_id, parked.value)
-        except Problem as problem:
+        except DomainError as error:
             auth.clear_pending()
-            return bad_link(problem, game_id, paste=True)
+            return bad_link(problem_of(error), game_id, paste=True)
     return render_template("signin.html", game_id=game_id, who=who, error=None)
 
 
@@ -536,7 +547,8 @@ def signin_post(game_id: str) -> Page:
                                              "paste your player token")), 400
     try:
         who = auth.resolve(game_id, token)
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         auth.clear_pending()
         if not pasted:  # the emailed link went bad since its page was shown
             return bad_link(problem, game_id, paste=True)
@@ -579,9 +591,9 @@ def _viewer(game: Any, game_id: str) -> tuple[access.Viewer, str | None]:
         return access.Viewer(), None
     try:
         viewer = access.authenticate(game, token, allow_host=False)
-    except Problem as problem:
+    except DomainError as error:
         auth.forget_seat(game_id)
-        flash(f"You were signed out of this game: {problem.detail}")
+        flash(f"You were signed out of this game: {error.detail}")
         return access.Viewer(), None
     return viewer, token
 
@@ -665,8 +677,9 @@ def move(game_id: str) -> Page:
     key = f"web-{page_key}-{choice}" if page_key else None
     try:
         result = play.submit_actions(game_id, token, version, None if number else [turn], key,
-                                     number=number)
-    except Problem as problem:
+                                     number=number, answer=read.turn_body)
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.kind in ("stale-version", "idempotency-key-reused"):
             return _table(game_id, 409, notice="The game moved on before your move arrived: "
                           "nothing was played. Here is the table as it is now; choose again.")
@@ -689,7 +702,7 @@ def start_rematch(game_id: str) -> Page:
     _host_and_sit(created, seat)
     flash("Rematch created with the same seats and rules. Players with an email address were "
           "invited by email; send the others their invite link.")
-    return redirect(url_for("web.host", game_id=created["id"]), 303)
+    return redirect(url_for("web.host", game_id=created.game.id), 303)
 
 
 @bp.get("/games/<game_id>/history")
@@ -785,7 +798,8 @@ def notifications(game_id: str) -> Page:
         result = lobby.set_notifications(game_id, token, seat, loaded.get("email"),
                                          loaded.get("webhook_url"), loaded.get("events"),
                                          set(loaded), loaded.get("digest"))
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.status != 422:
             raise
         return _settings(game_id, 422, [problem.detail])
@@ -805,7 +819,8 @@ def vacation(game_id: str) -> Page:
         return _settings(game_id, 422, ["vacation: a whole number of days from 1 to 60"])
     try:
         result = lobby.start_vacation(game_id, token, loaded["days"])
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.status != 409:
             raise
         return _settings(game_id, 409, [problem.detail])
