@@ -82,7 +82,7 @@ def play_one(target: int, rng: random.Random, mix: str = "bots") -> int:
     created = lobby.create_game(MIXES[mix], {"target_score": target}, None)
     turns = 0
     with write_transaction():
-        game = access.get_game(created["id"], for_update=True)
+        game = access.get_game(created.game.id, for_update=True)
         while game.status == "active":
             state = access.engine_state(game)
             listed = state.legal_actions(state.current)
@@ -159,7 +159,7 @@ def _play_by_mail(target: int, rng: random.Random) -> int:
     turns = 0
     while True:
         sinks.deliver_all()
-        game = access.get_game(created["id"])
+        game = access.get_game(created.game.id)
         if game.status != "active":
             break
         state = access.engine_state(game)
@@ -176,7 +176,7 @@ def _play_by_mail(target: int, rng: random.Random) -> int:
             assert outcome == "processed", outcome
         else:
             with write_transaction():
-                game = access.get_game(created["id"], for_update=True)
+                game = access.get_game(created.game.id, for_update=True)
                 play.apply_turn(game, seat.index, game.version, None, number)
         turns += 1
         db.session.remove()

@@ -26,7 +26,7 @@ from webargs import core
 from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import SecurityError
 
-from dos_server import tokens
+from dos_server.errors import GameNotFound, NotAuthenticated
 from dos_server.problems import Problem
 
 MAX_JSON_DEPTH = 32
@@ -165,11 +165,11 @@ def check_request() -> None:
                       f"your emails: {current_app.config['PUBLIC_URL']}") from None
     for name, value in (request.view_args or {}).items():
         if name == "game_id" and not GAME_ID.fullmatch(value):
-            raise Problem(404, "game-not-found", "No such game",
-                          f"there is no game {value[:40]!r} on this server; check the game id")
+            raise GameNotFound(f"there is no game {value[:40]!r} on this server; check the "
+                               "game id")
         if name == "token" and not PRINTABLE_ASCII.fullmatch(value):
-            raise tokens.unauthorized("this link's token is not valid: it has characters no "
-                                      "token has (it may have been cut or changed when copied)")
+            raise NotAuthenticated("this link's token is not valid: it has characters no token "
+                                   "has (it may have been cut or changed when copied)")
     key = request.headers.get("Idempotency-Key")
     if key is not None and not (len(key) <= IDEMPOTENCY_KEY_MAX and HEADER_VALUE.fullmatch(key)):
         raise Problem(400, "invalid-header", "Invalid header",

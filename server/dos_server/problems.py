@@ -1,8 +1,10 @@
 """Every error is ``application/problem+json`` (RFC 9457): one exception type, one handler.
 
-Views and services raise :class:`Problem`; flask-smorest's validation errors (422), werkzeug's
-HTTP errors and any unexpected exception are turned into the same shape. Nothing reaches a
-client as a traceback.
+Services raise domain errors (:mod:`dos_server.errors`); :data:`PROBLEM_TYPES` is the one
+table that gives each its status and title, for the API and the pages alike
+(:func:`problem_of`). Views raise :class:`Problem` for what only HTTP knows; flask-smorest's
+validation errors (422), werkzeug's HTTP errors and any unexpected exception are turned into
+the same shape. Nothing reaches a client as a traceback.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from flask import Flask, Response, current_app, json
 from flask_smorest import Api
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
+
+from dos_server import errors
+from dos_server.errors import DomainError
 
 PROBLEM_BASE = "https://dos-by-mail.invalid/problems/"
 PROBLEM_JSON = "application/problem+json"
@@ -60,6 +65,62 @@ class Problem(Exception):
         return out
 
 
+# Each domain error's status and title; its ``kind`` ends the problem type.
+PROBLEM_TYPES: dict[type[DomainError], tuple[int, str]] = {
+    errors.InvalidAction: (400, "Not an action"),
+    errors.NotAuthenticated: (401, "Not authorized"),
+    errors.WrongCode: (401, "Wrong or expired code"),
+    errors.WrongGame: (403, "Token for another game"),
+    errors.NoSuchSeat: (403, "No such seat"),
+    errors.HostOnly: (403, "Host only"),
+    errors.PlayersOnly: (403, "Players only"),
+    errors.NotYourSeat: (403, "Not your seat"),
+    errors.WrongInviteCode: (403, "Wrong invite code"),
+    errors.GameNotFound: (404, "No such game"),
+    errors.SessionNotFound: (404, "No such session"),
+    errors.StaleVersion: (409, "The game has moved on"),
+    errors.NotYourTurn: (409, "Not your turn"),
+    errors.GameNotActive: (409, "Game not in play"),
+    errors.GameNotStarted: (409, "Game not started"),
+    errors.GameNotFinished: (409, "Game not finished"),
+    errors.GameClosed: (409, "Game closed"),
+    errors.AlreadyStarted: (409, "Already started"),
+    errors.AlreadyResigned: (409, "Already resigned"),
+    errors.SeatClaimed: (409, "Seat already claimed"),
+    errors.NoOpenSeat: (409, "No open seat"),
+    errors.NotEnoughPlayers: (409, "Not enough players"),
+    errors.TooFewSeats: (409, "Too few seats"),
+    errors.NoPersonLeft: (409, "No person left"),
+    errors.NoVacationLeft: (409, "Not enough vacation days"),
+    errors.SeveralSeats: (409, "Several seats"),
+    errors.AddressChanged: (409, "Address changed"),
+    errors.InvalidInput: (422, "Invalid input"),
+    errors.IllegalAction: (422, "Illegal action"),
+    errors.AmbiguousAction: (422, "Ambiguous action"),
+    errors.NoSuchAction: (422, "No such action"),
+    errors.IdempotencyKeyReused: (422, "Idempotency-Key reused"),
+    errors.RateLimited: (429, "Too many requests"),
+}
+
+BEARER_CHALLENGE = 'Bearer realm="dos"'  # WWW-Authenticate of every 401 (RFC 6750)
+
+
+def problem_of(error: DomainError) -> Problem:
+    """The answer to a domain error: its :data:`PROBLEM_TYPES` entry, detail and fields.
+
+    A 401 names the Bearer scheme (``WWW-Authenticate``); ``retry_after`` becomes
+    ``Retry-After``.
+    """
+    status, title = next(PROBLEM_TYPES[cls] for cls in type(error).__mro__
+                         if cls in PROBLEM_TYPES)
+    headers = {"WWW-Authenticate": BEARER_CHALLENGE} if status == 401 else {}
+    if error.retry_after is not None:
+        headers["Retry-After"] = str(error.retry_after)
+    fields = dict(error.fields)
+    return Problem(status, error.kind, title, error.detail, rule=fields.pop("rule", None),
+                   headers=headers, **fields)
+
+
 class ProblemSchema(ma.Schema):
     """RFC 9457 problem details, as documented in the OpenAPI document."""
 
@@ -80,6 +141,10 @@ def problem_response(problem: Problem) -> Response:
     for name, value in problem.headers.items():
         response.headers[name] = value
     return response
+
+
+def domain_error_response(error: DomainError) -> Response:
+    return problem_response(problem_of(error))
 
 
 _TITLES = {
@@ -178,6 +243,7 @@ class ProblemApi(Api):  # type: ignore[misc]
             spec_kwargs = _with_problem_responses(spec_kwargs)
         super().init_app(app, spec_kwargs=spec_kwargs)
         app.register_error_handler(Problem, problem_response)
+        app.register_error_handler(DomainError, domain_error_response)
         app.register_error_handler(HTTPException, self.handle_http_exception)
         app.register_error_handler(Exception, _unexpected)
 

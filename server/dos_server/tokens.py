@@ -23,7 +23,7 @@ from flask import current_app
 from itsdangerous import BadSignature, Signer, URLSafeTimedSerializer
 from itsdangerous.encoding import want_bytes
 
-from dos_server.problems import Problem
+from dos_server.errors import NotAuthenticated
 
 SALTS = {
     "player": "dos.player.v1",
@@ -96,22 +96,22 @@ def issue_payload(purpose: str, payload: dict[str, Any]) -> str:
 
 def read_payload(purpose: str, token: str, max_age_seconds: int, what: str,
                  expired_hint: str = "") -> dict[str, Any]:
-    """The object inside a token of :func:`issue_payload`; a 401 problem naming ``what``."""
+    """The object inside a token of :func:`issue_payload`; NotAuthenticated names ``what``."""
     try:
         payload, signed_at = _signed(purpose, token, _keys())
     except BadSignature:  # SignatureExpired is one, but no age is asked of itsdangerous here
-        raise unauthorized(f"this is not a valid {what} for this server") from None
+        raise NotAuthenticated(f"this is not a valid {what} for this server") from None
     age = int(time.time()) - signed_at  # what itsdangerous's max_age would check
     if age > max_age_seconds or age < 0:
-        raise unauthorized(f"this {what} has expired{expired_hint}")
+        raise NotAuthenticated(f"this {what} has expired{expired_hint}")
     if not isinstance(payload, dict):
-        raise unauthorized(f"this is not a valid {what} for this server")
+        raise NotAuthenticated(f"this is not a valid {what} for this server")
     payload = dict(payload)  # the memoized one stays as it was signed
     return payload
 
 
 def read(purpose: str, token: str, max_age_days: float | None = None) -> TokenClaims:
-    """Verify a token; a bad, expired or malformed one is a 401 problem.
+    """Verify a token; a bad, expired or malformed one raises NotAuthenticated.
 
     ``max_age_days`` shortens the lifetime (default ``TOKEN_MAX_AGE_DAYS``).
     """
@@ -120,14 +120,14 @@ def read(purpose: str, token: str, max_age_days: float | None = None) -> TokenCl
     payload = read_payload(purpose, token, max_age, f"{purpose} token",
                            "; ask the game's host for a new one")
     if not isinstance(payload.get("g"), str):
-        raise unauthorized(f"this is not a valid {purpose} token for this server")
+        raise NotAuthenticated(f"this is not a valid {purpose} token for this server")
     seat_id = payload.get("p")
     legacy_index = payload.get("s")
     version = payload.get("v")
     if ((seat_id is not None and not isinstance(seat_id, str))
             or (legacy_index is not None and type(legacy_index) is not int)
             or type(version) is not int):
-        raise unauthorized(f"this is not a valid {purpose} token for this server")
+        raise NotAuthenticated(f"this is not a valid {purpose} token for this server")
     address = payload.get("e")
     return TokenClaims(payload["g"], seat_id, version, legacy_index,
                        address if isinstance(address, str) else None)
@@ -148,11 +148,6 @@ def address_matches(digest: str, key: str) -> bool:
 def _address_digest(secret: str, key: str) -> str:
     mac = hmac.new(secret.encode(), b"dos.address.v1:" + key.encode(), hashlib.sha256)
     return base64.urlsafe_b64encode(mac.digest()[:12]).decode()
-
-
-def unauthorized(detail: str) -> Problem:
-    return Problem(401, "unauthorized", "Not authorized", detail,
-                   headers={"WWW-Authenticate": 'Bearer realm="dos"'})
 
 
 # -- reply addresses (play by email, issue #6) -----------------------------------------------

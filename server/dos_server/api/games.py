@@ -1,4 +1,5 @@
-"""HTTP views: parse, call a service, serialize. No transactions or rules here."""
+"""HTTP views: parse, call a service, make the answer of what it returns (services/read.py),
+serialize. No transactions or rules here."""
 
 from __future__ import annotations
 
@@ -73,9 +74,9 @@ class Games(MethodView):
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         """Create a game; returns the host token and one invite per named seat (shown once)."""
         seats = [lobby.SeatSpec(**seat) for seat in body["seats"]]
-        return lobby.create_game(seats, body.get("options", {}), body.get("turn_time_limit"),
-                                   body["timeout_policy"], body.get("forfeit_after"),
-                                   body["vacation_days"], body.get("title"))
+        return read.created_body(lobby.create_game(
+            seats, body.get("options", {}), body.get("turn_time_limit"), body["timeout_policy"],
+            body.get("forfeit_after"), body["vacation_days"], body.get("title")))
 
 
 @blp.route("/<game_id>")
@@ -107,7 +108,8 @@ class Join(MethodView):
     @blp.alt_response(429, description="too many attempts from this address")
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Claim a seat: with its invite token, or an open seat with the invite code and a name."""
-        return lobby.join_game(game_id, body.get("invite"), body.get("code"), body.get("name"))
+        return read.joined_body(lobby.join_game(game_id, body.get("invite"), body.get("code"),
+                                                body.get("name")))
 
 
 @blp.route("/<game_id>/start")
@@ -119,7 +121,7 @@ class Start(MethodView):
     @blp.alt_response(409, description="already started, or too few players")
     def post(self, game_id: str) -> dict[str, Any]:
         """Host: start now with the seats filled so far (open seats are removed)."""
-        return lobby.start_now(game_id, _bearer())
+        return read.written_body(lobby.start_now(game_id, _bearer()))
 
 
 @blp.route("/<game_id>/actions")
@@ -150,8 +152,8 @@ class Actions(MethodView):
         """Play one action or a whole turn, all or nothing, against the version you saw."""
         actions = [body["turn"]] if "turn" in body else body.get("actions")
         return play.submit_actions(game_id, _bearer(), body["version"], actions,
-                                      request.headers.get("Idempotency-Key"),
-                                      number=body.get("number"))
+                                   request.headers.get("Idempotency-Key"),
+                                   number=body.get("number"), answer=read.turn_body)
 
 
 @blp.route("/<game_id>/events")
@@ -199,7 +201,7 @@ class Cancel(MethodView):
     @blp.alt_response(409, description="the game has started")
     def post(self, game_id: str) -> dict[str, Any]:
         """Host: cancel a game that has not started."""
-        return lobby.cancel(game_id, _bearer())
+        return read.written_body(lobby.cancel(game_id, _bearer()))
 
 
 @blp.route("/<game_id>/seats/<int:seat>")
@@ -211,7 +213,7 @@ class Seat(MethodView):
     @blp.alt_response(409, description="the game has started, or too few seats would remain")
     def delete(self, game_id: str, seat: int) -> dict[str, Any]:
         """Host: remove a seat before the start (seats after it move down; new invites)."""
-        return lobby.remove_seat(game_id, _bearer(), seat)
+        return read.seat_removed_body(lobby.remove_seat(game_id, _bearer(), seat))
 
 
 @blp.route("/<game_id>/seats/<int:seat>/token")
@@ -234,7 +236,7 @@ class Resign(MethodView):
     @blp.alt_response(409, description="already resigned, or the game is over")
     def post(self, game_id: str) -> dict[str, Any]:
         """Resign: the random strategy plays your seat from now on."""
-        return play.resign(game_id, _bearer())
+        return read.written_body(play.resign(game_id, _bearer()))
 
 
 @blp.route("/<game_id>/seats/<int:seat>/notifications")

@@ -33,9 +33,19 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from dos_engine import Game
 from dos_server import tokens
+from dos_server.errors import (
+    GameNotActive,
+    GameNotFound,
+    GameNotStarted,
+    HostOnly,
+    NoSuchSeat,
+    NotAuthenticated,
+    NotYourSeat,
+    PlayersOnly,
+    WrongGame,
+)
 from dos_server.extensions import db
 from dos_server.models import GameRow, SeatRow
-from dos_server.problems import Problem
 from dos_server.validation import email_key
 
 
@@ -145,6 +155,26 @@ class GameSnapshot:
         if self._state is None and self.state_text is not None:
             self._state = json.loads(self.state_text)
         return self._state
+
+
+def snapshot(game: GameRow) -> GameSnapshot:
+    """The game as this transaction leaves it, for an answer made after the commit (the
+    committed row is expired: reading it then would query again, and could meet a later
+    write)."""
+    seats = tuple(SeatSnapshot(seat.index, seat.public_id, seat.legacy_index, seat.token_version,
+                               seat.name, seat.bot, seat.claimed, seat.resigned,
+                               seat.vacation_until) for seat in game.seats)
+    return GameSnapshot(game.id, game.title, game.status, game.version, game.host_token_version,
+                        None, game.turn_time_limit, game.turn_deadline, seats, None,
+                        _options=game.options, _state=game.state)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a write leaves for its answer: the game as it stands after it, and who wrote."""
+
+    game: GameSnapshot  # :func:`snapshot`
+    viewer: Viewer
 
 
 _GAMES = GameRow.__table__
@@ -347,9 +377,8 @@ def _lock_game(game_id: str) -> GameRow | None:
     return game
 
 
-def _not_found(game_id: str) -> Problem:
-    return Problem(404, "game-not-found", "No such game",
-                   f"there is no game {game_id!r} on this server; check the game id")
+def _not_found(game_id: str) -> GameNotFound:
+    return GameNotFound(f"there is no game {game_id!r} on this server; check the game id")
 
 
 def locked(game_id: str, bearer: str | None, *, allow_host: bool = True) -> tuple[GameRow, Viewer]:
@@ -360,41 +389,43 @@ def locked(game_id: str, bearer: str | None, *, allow_host: bool = True) -> tupl
 
 def authenticate(game: GameLike[SeatLike], bearer: str | None, *,
                  allow_host: bool = True) -> Viewer:
-    """Map an ``Authorization: Bearer`` token to a viewer of this game (401/403 on failure)."""
+    """Map an ``Authorization: Bearer`` token to a viewer of this game (or NotAuthenticated,
+    WrongGame)."""
     if not bearer:
         return Viewer()
     claims = None
     for purpose in ("player", "host") if allow_host else ("player",):
         try:
             claims = tokens.read(purpose, bearer)
-        except Problem:
+        except NotAuthenticated:
             continue
         if purpose == "host":
             check_game(game, claims.game_id)
             if claims.version != game.host_token_version:
-                raise tokens.unauthorized("this host token was replaced; use the newest one")
+                raise NotAuthenticated("this host token was replaced; use the newest one")
             return Viewer(host=True)
         break
     if claims is None or not claims.names_a_seat:
-        raise tokens.unauthorized(
+        raise NotAuthenticated(
             "this is not a valid token for this server (it may be for another server, or cut "
             "short when copied)"
         )
     check_game(game, claims.game_id)
     seat = seat_named_by(game, claims)
     if seat.token_version != claims.version:
-        raise tokens.unauthorized(
+        raise NotAuthenticated(
             "this token was revoked (the seat's token was rotated); use the newest token"
         )
     return Viewer(seat=seat.index)
 
 
 def seat_named_by(game: GameLike[S], claims: tokens.TokenClaims) -> S:
-    """The seat a token names, by its identity (never by its position); 401 if it is gone."""
+    """The seat a token names, by its identity (never by its position); NotAuthenticated if
+    it is gone."""
     seat = find_seat(game, claims.seat_id, claims.legacy_index)
     if seat is None:
-        raise tokens.unauthorized("the seat this token was for is no longer in this game; "
-                                  "ask the host for a new invite")
+        raise NotAuthenticated("the seat this token was for is no longer in this game; "
+                               "ask the host for a new invite")
     return seat
 
 
@@ -422,48 +453,43 @@ def seat_token(purpose: str, game: GameRow, seat: SeatRow) -> str:
 
 def check_game(game: GameLike[SeatLike], token_game: str) -> None:
     if token_game != game.id:
-        raise Problem(403, "wrong-game", "Token for another game",
-                      f"this token belongs to game {token_game}, not to game {game.id}")
+        raise WrongGame(f"this token belongs to game {token_game}, not to game {game.id}")
 
 
 def seat_of(game: GameRow, index: int) -> SeatRow:
     for seat in game.seats:
         if seat.index == index:
             return seat
-    raise Problem(403, "no-such-seat", "No such seat", f"game {game.id} has no seat {index}")
+    raise NoSuchSeat(f"game {game.id} has no seat {index}")
 
 
 def require_host(viewer: Viewer) -> None:
     if not viewer.host:
-        raise Problem(403, "host-only", "Host only", "only the game's host token can do this")
+        raise HostOnly("only the game's host token can do this")
 
 
 def require_player(viewer: Viewer, doing: str) -> int:
-    """The viewer's seat; a 403 naming what only a player may do (``doing``) otherwise."""
+    """The viewer's seat; PlayersOnly, naming what only a player may do (``doing``), otherwise."""
     if viewer.seat is None:
-        raise Problem(403, "not-a-player", "Players only",
-                      f"only a seat's player token can {doing}")
+        raise PlayersOnly(f"only a seat's player token can {doing}")
     return viewer.seat
 
 
 def require_in_play(game: GameRow) -> None:
-    """409 unless the game is waiting for players or being played."""
+    """GameNotActive unless the game is waiting for players or being played."""
     if game.status not in ("waiting", "active"):
-        raise Problem(409, "game-not-active", "Game not in play",
-                      f"game {game.id} is {game.status}")
+        raise GameNotActive(f"game {game.id} is {game.status}")
 
 
 def require_seat_or_host(viewer: Viewer, index: int, doing: str) -> None:
     if not viewer.host and viewer.seat != index:
-        raise Problem(403, "not-your-seat", "Not your seat",
-                      f"only the host or the seat's own player can {doing}")
+        raise NotYourSeat(f"only the host or the seat's own player can {doing}")
 
 
 def engine_state(game: GameLike[SeatLike]) -> Game:
     if game.state is None:
-        raise Problem(409, "game-not-started", "Game not started",
-                      "the game has not started yet: it starts when every seat is filled, "
-                      "or when the host starts it")
+        raise GameNotStarted("the game has not started yet: it starts when every seat is "
+                             "filled, or when the host starts it")
     return Game.from_dict(game.state)
 
 
@@ -473,6 +499,7 @@ __all__ = [
     "SeatLike",
     "SeatSnapshot",
     "Viewer",
+    "Written",
     "authenticate",
     "check_game",
     "database_round_trip",
@@ -488,4 +515,5 @@ __all__ = [
     "seat_named_by",
     "seat_of",
     "seat_token",
+    "snapshot",
 ]

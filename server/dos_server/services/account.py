@@ -34,6 +34,15 @@ from sqlalchemy import ColumnElement, delete, func, or_, select, update
 
 from dos_server import tokens, urls
 from dos_server.database import write_transaction
+from dos_server.errors import (
+    AddressChanged,
+    NotAuthenticated,
+    NotYourSeat,
+    RateLimited,
+    SessionNotFound,
+    SeveralSeats,
+    WrongCode,
+)
 from dos_server.extensions import db
 from dos_server.models import (
     AccountSessionRow,
@@ -48,7 +57,6 @@ from dos_server.models import (
     as_utc,
     utcnow,
 )
-from dos_server.problems import Problem
 from dos_server.services import notify
 from dos_server.services.access import find_seat, get_game, seat_token
 from dos_server.services.locks import lock_games
@@ -97,7 +105,10 @@ def login_link(code_id: str) -> str:
 
 
 def request_login(address: str) -> dict[str, Any]:
-    """Email a code and a link to ``address`` (clean). The same answer for every address."""
+    """Email a code and a link to ``address`` (clean). The same answer for every address.
+
+    Own transaction.
+    """
     config = current_app.config
     key = email_key(address)
     now = utcnow()
@@ -109,10 +120,9 @@ def request_login(address: str) -> dict[str, Any]:
                    LoginCodeRow.created_at > now - timedelta(hours=1))
         ).scalar_one()
         if recent >= int(config["LOGIN_CODES_PER_HOUR"]):
-            raise Problem(429, "rate-limited", "Too many requests",
-                          "too many sign-in codes were asked for this address in the last "
-                          "hour; use one already sent, or try again later",
-                          headers={"Retry-After": "3600"})
+            raise RateLimited("too many sign-in codes were asked for this address in the last "
+                              "hour; use one already sent, or try again later",
+                              retry_after=3600)
         _delete_codes(key, LoginCodeRow.created_at < now - timedelta(days=1))
         row = LoginCodeRow(id=secrets.token_hex(8), email_key=key, address=address,
                            nonce=secrets.token_hex(16), created_at=now,
@@ -126,7 +136,10 @@ def request_login(address: str) -> dict[str, Any]:
 
 def verify_code(address: str, code: str, user_agent: str | None,
                 kind: str = "api") -> dict[str, Any]:
-    """A code from the email gives a session; a wrong one counts against every live code."""
+    """A code from the email gives a session; a wrong one counts against every live code.
+
+    Own transaction: the wrong guess is counted (committed) before WrongCode is raised.
+    """
     key = email_key(address)
     given = re.sub(r"[\s-]", "", code)
     now = utcnow()
@@ -139,18 +152,17 @@ def verify_code(address: str, code: str, user_agent: str | None,
             return _sign_in(rows, matched[0].address, now, user_agent, kind)
         for row in rows:
             row.attempts += 1
-    raise Problem(401, "invalid-code", "Wrong or expired code",
-                  "that code is wrong, used or expired; check it, or ask for a new one with "
-                  "POST /api/login", headers={"WWW-Authenticate": 'Bearer realm="dos"'})
+    raise WrongCode("that code is wrong, used or expired; check it, or ask for a new one with "
+                    "POST /api/login")
 
 
 def verify_link(link_token: str, user_agent: str | None, kind: str = "api") -> dict[str, Any]:
-    """The sign-in link from the email (its token): a session, once."""
+    """The sign-in link from the email (its token): a session, once (own transaction)."""
     max_age = int(current_app.config["LOGIN_CODE_MINUTES"]) * 60
     payload = tokens.read_payload("login", link_token, max_age, "sign-in link")
     code_id = payload.get("c")
     if not isinstance(code_id, str):
-        raise tokens.unauthorized("this is not a valid sign-in link for this server")
+        raise NotAuthenticated("this is not a valid sign-in link for this server")
     now = utcnow()
     with write_transaction():
         # The address's live codes, locked in the order every sign-in locks them (not this
@@ -163,8 +175,8 @@ def verify_link(link_token: str, user_agent: str | None, kind: str = "api") -> d
         row = next((r for r in rows if r.id == code_id), None)
         if row is not None:
             return _sign_in(rows, row.address, now, user_agent, kind)
-    raise tokens.unauthorized("this sign-in link was used already or has expired; ask for a "
-                              "new one")
+    raise NotAuthenticated("this sign-in link was used already or has expired; ask for a "
+                           "new one")
 
 
 def _lock_codes(key: str, *where: ColumnElement[bool]) -> Sequence[LoginCodeRow]:
@@ -204,20 +216,21 @@ def _sign_in(rows: Sequence[LoginCodeRow], address: str, now: datetime, user_age
 
 
 def authenticate(bearer: str | None) -> Account:
-    """The signed-in identity an account token names; 401 if bad, expired or revoked."""
+    """The signed-in identity an account token names; NotAuthenticated if bad, expired or
+    revoked. Refreshing the session's ``last_used_at`` is a transaction of its own."""
     if not bearer:
-        raise tokens.unauthorized("sign in first: POST /api/login, then POST /api/login/verify, "
-                                  "and send the account token as 'Authorization: Bearer ...'")
+        raise NotAuthenticated("sign in first: POST /api/login, then POST /api/login/verify, "
+                               "and send the account token as 'Authorization: Bearer ...'")
     max_age = int(current_app.config["TOKEN_MAX_AGE_DAYS"]) * 86400
     payload = tokens.read_payload("account", bearer, max_age, "account token")
     session_id, secret = payload.get("s"), payload.get("k")
     if not isinstance(session_id, str) or not isinstance(secret, str):
-        raise tokens.unauthorized("this is not a valid account token for this server")
+        raise NotAuthenticated("this is not a valid account token for this server")
     row = db.session.get(AccountSessionRow, session_id)
     digest = hashlib.sha256(secret.encode()).hexdigest()
     if row is None or not hmac.compare_digest(row.secret_hash, digest):
-        raise tokens.unauthorized("this sign-in was ended (signed out or revoked); sign in "
-                                  "again")
+        raise NotAuthenticated("this sign-in was ended (signed out or revoked); sign in "
+                               "again")
     account = Account(row.id, row.email_key)
     now = utcnow()
     if as_utc(row.last_used_at) < now - timedelta(minutes=10):
@@ -245,7 +258,7 @@ def list_sessions(bearer: str | None) -> dict[str, Any]:
 
 
 def revoke_session(bearer: str | None, session_id: str) -> dict[str, Any]:
-    """End one session of this identity (another device, or this one)."""
+    """End one session of this identity (another device, or this one; own transaction)."""
     account = authenticate(bearer)
     with write_transaction():
         gone = db.session.execute(
@@ -255,14 +268,14 @@ def revoke_session(bearer: str | None, session_id: str) -> dict[str, Any]:
         ).scalars().all() if SESSION_ID.fullmatch(session_id) else []
         _end_browser_sessions(gone)
     if not gone:
-        raise Problem(404, "session-not-found", "No such session",
-                      f"you have no session {session_id[:40]!r}; GET /api/me/sessions lists "
-                      "them")
+        raise SessionNotFound(f"you have no session {session_id[:40]!r}; GET /api/me/sessions "
+                              "lists them")
     return {"revoked": gone}
 
 
 def revoke_all(bearer: str | None) -> dict[str, Any]:
-    """Sign out everywhere: every session of this identity, this one included."""
+    """Sign out everywhere: every session of this identity, this one included (own
+    transaction)."""
     account = authenticate(bearer)
     with write_transaction():
         gone = _delete_sessions(account.email_key)
@@ -350,15 +363,13 @@ def seat_token_for(bearer: str | None, game_id: str, index: int | None) -> dict[
     if index is not None:
         mine = [s for s in mine if s.index == index]
     if not mine:
-        raise Problem(403, "not-your-seat", "Not your seat",
-                      f"no seat of game {game.id} belongs to your address"
-                      + (f" at position {index}" if index is not None else "")
-                      + "; GET /api/me/games lists yours")
+        raise NotYourSeat(f"no seat of game {game.id} belongs to your address"
+                          + (f" at position {index}" if index is not None else "")
+                          + "; GET /api/me/games lists yours")
     if len(mine) > 1:
-        raise Problem(409, "several-seats", "Several seats",
-                      f"you hold seats {', '.join(str(s.index) for s in mine)} in game "
-                      f"{game.id}; say which with {{\"seat\": N}}",
-                      seats=[s.index for s in mine])
+        raise SeveralSeats(f"you hold seats {', '.join(str(s.index) for s in mine)} in game "
+                           f"{game.id}; say which with {{\"seat\": N}}",
+                           seats=[s.index for s in mine])
     seat = mine[0]
     return {"game_id": game.id, "seat": seat.index, "name": seat.name,
             "player_token": seat_token("player", game, seat)}
@@ -404,24 +415,23 @@ def ask_confirmation(game: GameRow, seat: SeatRow) -> bool:
 
 
 def confirm_address(token: str) -> dict[str, Any]:
-    """The link sent to a seat's new address: that address now opens the seat."""
+    """The link sent to a seat's new address: that address now opens the seat (own
+    transaction)."""
     payload = tokens.read_payload("confirm", token, int(CONFIRM_MAX_AGE.total_seconds()),
                                   "confirmation link")
     game_id, seat_id, version, digest = (payload.get(k) for k in ("g", "p", "v", "e"))
     if not (isinstance(game_id, str) and isinstance(seat_id, str) and type(version) is int
             and isinstance(digest, str)):
-        raise tokens.unauthorized("this is not a valid confirmation link for this server")
+        raise NotAuthenticated("this is not a valid confirmation link for this server")
     with write_transaction():
         game = get_game(game_id, for_update=True)
         seat = find_seat(game, seat_id, None)
         if seat is None or seat.token_version != version:
-            raise tokens.unauthorized("this confirmation link is no longer valid (the seat "
-                                      "is gone or its token was rotated); set the address "
-                                      "again")
+            raise NotAuthenticated("this confirmation link is no longer valid (the seat is "
+                                   "gone or its token was rotated); set the address again")
         if not seat.email or not tokens.address_matches(digest, email_key(seat.email)):
-            raise Problem(409, "address-changed", "Address changed",
-                          "the seat's address was changed again after this link was sent; "
-                          "use the link sent to the newest address")
+            raise AddressChanged("the seat's address was changed again after this link was "
+                                 "sent; use the link sent to the newest address")
         own(seat, seat.email)
         return {"game_id": game.id, "seat": seat.index, "email": seat.email,
                 "confirmed": True}
@@ -431,7 +441,8 @@ def confirm_address(token: str) -> dict[str, Any]:
 
 
 def set_settings(bearer: str | None, digest: bool | None) -> dict[str, Any]:
-    """Digest or per-turn emails in all your games (those you did not set one by one)."""
+    """Digest or per-turn emails in all your games (those you did not set one by one; own
+    transaction)."""
     account = authenticate(bearer)
     with write_transaction():
         identity = db.session.execute(
@@ -439,7 +450,7 @@ def set_settings(bearer: str | None, digest: bool | None) -> dict[str, Any]:
             .with_for_update()
         ).scalar_one_or_none()
         if identity is None:  # its sessions outlived it (DELETE /api/me raced a request)
-            raise tokens.unauthorized("this identity was deleted; sign in again")
+            raise NotAuthenticated("this identity was deleted; sign in again")
         identity.digest = digest
         changed = 0
         if digest is not None:
@@ -519,7 +530,10 @@ def export(bearer: str | None) -> dict[str, Any]:
 
 def forget(bearer: str | None) -> dict[str, Any]:
     """Delete the identity: its sessions, codes and settings, and its address on every
-    finished or cancelled game (games still in play keep it: they need it to reach you)."""
+    finished or cancelled game (games still in play keep it: they need it to reach you).
+
+    Own transaction.
+    """
     account = authenticate(bearer)
     key = account.email_key
     with write_transaction():

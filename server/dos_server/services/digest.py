@@ -24,7 +24,8 @@ NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def send_digests(now: datetime) -> int:
-    """Queue today's digest for every address that has games waiting and none sent for 24 h."""
+    """Queue today's digest for every address that has games waiting and none sent for 24 h
+    (a transaction of its own per address)."""
     rows = db.session.execute(
         select(SeatRow, GameRow)
         .join(GameRow, SeatRow.game_id == GameRow.id)

@@ -21,13 +21,13 @@ import email
 import email.policy
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.message import Message
 from email.parser import BytesParser
 from email.utils import getaddresses
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import current_app
 from sqlalchemy import and_, or_, select
@@ -37,13 +37,21 @@ from dos_engine import Game
 from dos_engine.errors import DosError, InvalidActionError
 from dos_server import mailtext, tokens
 from dos_server.database import write_transaction
+from dos_server.errors import (
+    AmbiguousAction,
+    DomainError,
+    GameNotFound,
+    IllegalAction,
+    StaleVersion,
+)
 from dos_server.extensions import db
 from dos_server.mailtext import body_text, command_lines, html_to_text
 from dos_server.models import GameRow, InboundMessageRow, SeatRow, utcnow
-from dos_server.problems import Problem
 from dos_server.services import access, archive, notify, play, read
 
 log = logging.getLogger("dos_server.inbound")
+
+T = TypeVar("T")
 
 KEYWORDS = ("show", "moves", "history", "resign", "help")
 HISTORY_EVENTS = 30
@@ -289,7 +297,7 @@ def _unsubscribe(row: InboundMessageRow) -> bool:
     if claims is not None:  # a seat is written only under its game's lock (services/locks.py)
         try:
             game = access.get_game(claims[0], for_update=True)
-        except Problem:  # no such game
+        except GameNotFound:
             game = None
     seat = None if game is None or claims is None else access.find_seat(game, claims[1], None)
     if seat is None:
@@ -416,7 +424,7 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
         ])
     try:
         game: GameRow | None = access.get_game(claims.game_id, for_update=True)
-    except Problem:
+    except GameNotFound:
         game = None
     seat = None if game is None else access.find_seat(game, claims.seat_id, claims.legacy_index)
     if game is None or seat is None:
@@ -477,19 +485,19 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
             raise Refusal("no-such-action", ["Move numbers start at 1; nothing was changed. "
                                              "Reply with a number from the list below."],
                           show=True)
-        body = _checked(lambda: play.apply_turn(game, seat.index, shown, None, chosen),
+        turn = _checked(lambda: play.apply_turn(game, seat.index, shown, None, chosen),
                         game, shown)
         ignored = lines[1:]
     else:
         text, ignored = _notation(game, seat.index, lines)
-        body = _checked(lambda: play.apply_turn(game, seat.index, shown, [text], None),
+        turn = _checked(lambda: play.apply_turn(game, seat.index, shown, [text], None),
                         game, shown)
-    out = [f"Applied: {'; '.join(body['applied'])}"]
+    out = [f"Applied: {'; '.join(action.text() for action in turn.applied)}"]
     if ignored:
         out.append("Ignored (not a move): " + " / ".join(ignored)[:300])
     if game.status == "finished":
         out.append("The game is over.")
-    elif body["game"]["view"]["current"] == seat.index:
+    elif turn.state.current == seat.index:
         out.append("It is your turn again: here are the table and your moves.")
     return "applied", out, game, seat
 
@@ -527,26 +535,25 @@ def _notation(game: GameRow, seat: int, lines: list[str]) -> tuple[str, list[str
     return lines[0], lines[1:]
 
 
-def _checked(call: Any, game: GameRow, shown: int) -> Any:
-    """Run a service core; its Problem becomes a Refusal saying exactly what to do."""
+def _checked(call: Callable[[], T], game: GameRow, shown: int) -> T:
+    """Run a service core; its domain error becomes a Refusal saying exactly what to do."""
     try:
         return call()
-    except Problem as problem:
-        if problem.kind == "stale-version":
+    except DomainError as error:
+        if isinstance(error, StaleVersion):
             raise _stale(game, shown) from None
-        lines = ["Nothing was changed: " + problem.detail]
-        if problem.rule:
-            lines.append(f"The rule: RULES.md section {problem.rule}.")
-        candidates = problem.extra.get("candidates")
-        if candidates:
-            lines.append("It could mean: " + ", ".join(candidates) + ". Reply with the one you "
-                         "mean, exactly as written here (or its number below).")
+        lines = ["Nothing was changed: " + error.detail]
+        if isinstance(error, IllegalAction) and error.rule:
+            lines.append(f"The rule: RULES.md section {error.rule}.")
+        if isinstance(error, AmbiguousAction) and error.candidates:
+            lines.append("It could mean: " + ", ".join(error.candidates) + ". Reply with the one "
+                         "you mean, exactly as written here (or its number below).")
         lines.append({
             "not-your-turn": "Wait for the email that tells you it is your turn.",
             "game-not-active": "The game is not in play any more.",
             "invalid-action": "Write a move like: m1 R5 (or a number from the list below).",
-        }.get(problem.kind, "Reply with a number from the list below, or another move."))
-        raise Refusal(problem.kind, lines, show=True) from None
+        }.get(error.kind, "Reply with a number from the list below, or another move."))
+        raise Refusal(error.kind, lines, show=True) from None
 
 
 def _stale(game: GameRow, shown: int) -> Refusal:

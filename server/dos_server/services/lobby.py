@@ -2,7 +2,9 @@
 
 Every public function here is one transaction and owns it. A write locks the game, reads it
 and its seats under the lock, and authenticates the caller's token there
-(:func:`access.locked`).
+(:func:`access.locked`). A write that changes the table returns what it did (an
+:class:`access.Written`, or one of the results below); the views make the answer of it
+(``services/read.py``).
 """
 
 from __future__ import annotations
@@ -19,12 +21,26 @@ from dos_engine import Game, InvalidOptionsError, Options
 from dos_engine.strategies import BOTS
 from dos_server import netguard, tokens, validation
 from dos_server.database import write_transaction
+from dos_server.errors import (
+    AlreadyStarted,
+    GameClosed,
+    InvalidInput,
+    NoOpenSeat,
+    NoPersonLeft,
+    NotAuthenticated,
+    NotEnoughPlayers,
+    NotYourSeat,
+    NoVacationLeft,
+    SeatClaimed,
+    TooFewSeats,
+    WrongInviteCode,
+)
 from dos_server.extensions import db
 from dos_server.models import GameRow, SeatRow, as_utc, new_seat_id, utcnow
-from dos_server.problems import Problem
 from dos_server.services import account, notify
 from dos_server.services.access import (
     Viewer,
+    Written,
     check_game,
     get_game,
     locked,
@@ -35,9 +51,9 @@ from dos_server.services.access import (
     seat_named_by,
     seat_of,
     seat_token,
+    snapshot,
 )
 from dos_server.services.play import deal
-from dos_server.services.read import game_body
 
 # Bots a seat (or the timeout policy) may use: dos_engine.strategies.BOTS, the one list.
 BOT_STRATEGIES = tuple(BOTS)
@@ -51,6 +67,41 @@ class SeatSpec:
     bot: str | None = None
 
 
+@dataclass(frozen=True)
+class Invite:
+    """An invite a write issued for a seat (shown once)."""
+
+    seat: int
+    name: str | None
+    invite: str
+    webhook_secret: str | None = None
+
+
+@dataclass(frozen=True)
+class Created(Written):
+    """A new game, seen by its host, with the host token and the invites it issued."""
+
+    host_token: str
+    invite_code: str
+    invites: tuple[Invite, ...]
+
+
+@dataclass(frozen=True)
+class Joined(Written):
+    """A seat claimed: the game as its player sees it, and the player's token."""
+
+    seat: int
+    name: str | None
+    player_token: str
+
+
+@dataclass(frozen=True)
+class SeatRemoved(Written):
+    """A seat removed by the host, with a new invite for every named seat left."""
+
+    invites: tuple[Invite, ...]
+
+
 # -- creating and joining -------------------------------------------------------------------
 
 
@@ -62,21 +113,22 @@ def create_game(
     forfeit_after: int | None = None,
     vacation_days: int = 14,
     title: str | None = None,
-) -> dict[str, Any]:
+) -> Created:
     """A new game in the lobby (or dealt, when every seat is named); ``title`` is clean."""
     if not 2 <= len(seats) <= 4:
-        raise _invalid("a game has 2 to 4 seats (RULES.md 2.1)")
+        raise InvalidInput("a game has 2 to 4 seats (RULES.md 2.1)")
     if all(spec.bot for spec in seats):
-        raise _invalid("at least one seat must be a person, not a bot")
+        raise InvalidInput("at least one seat must be a person, not a bot")
     for spec in seats:
         if spec.bot and spec.bot not in BOT_STRATEGIES:
-            raise _invalid(f"unknown bot {spec.bot!r}: choose from {', '.join(BOT_STRATEGIES)}")
+            raise InvalidInput(f"unknown bot {spec.bot!r}: choose from "
+                               f"{', '.join(BOT_STRATEGIES)}")
     if timeout_policy not in BOT_STRATEGIES:
-        raise _invalid(f"timeout_policy must be one of {', '.join(BOT_STRATEGIES)}")
+        raise InvalidInput(f"timeout_policy must be one of {', '.join(BOT_STRATEGIES)}")
     try:
         parsed = Options.from_dict(options)
     except InvalidOptionsError as error:
-        raise _invalid(str(error)) from None
+        raise InvalidInput(str(error)) from None
     names = [_seat_name(spec, index) for index, spec in enumerate(seats)]
     _check_unique_names(names)
     emails = [_seat_email(spec.email, f"seats[{index}].email") for index, spec in enumerate(seats)]
@@ -112,53 +164,49 @@ def create_game(
             if seat.name is None or seat.bot:
                 continue
             invite = seat_token("invite", game, seat)
-            invites.append({"seat": seat.index, "name": seat.name, "invite": invite,
-                            "webhook_secret": seat.webhook_secret})
+            invites.append(Invite(seat.index, seat.name, invite, seat.webhook_secret))
             notify.enqueue(game, "invited", [seat], None,
                            {"invite": f"{game.id}:{invite}",
                             "join": f"dos-client join {game.id}:{invite}"},
                            key=f"created-{seat.index}")  # seats may share a webhook URL
-        body = game_body(game, Viewer(host=True))
-        body["host_token"] = tokens.issue("host", game.id, None, game.host_token_version)
-        body["invite_code"] = game.invite_code
-        body["invites"] = invites
-    return body
+        created = Created(snapshot(game), Viewer(host=True),
+                          tokens.issue("host", game.id, None, game.host_token_version),
+                          game.invite_code, tuple(invites))
+    return created
 
 
-def join_game(game_id: str, invite: str | None, code: str | None, name: str | None) -> dict[str, Any]:
+def join_game(game_id: str, invite: str | None, code: str | None, name: str | None) -> Joined:
     """Claim a seat with its invite token, or an open seat with the game's invite code."""
     with write_transaction():
         game = get_game(game_id, for_update=True)
         if game.status in ("finished", "cancelled"):
-            raise Problem(409, "game-closed", "Game closed", f"game {game.id} is {game.status}")
+            raise GameClosed(f"game {game.id} is {game.status}")
         if invite:
             claims = tokens.read("invite", invite)
             check_game(game, claims.game_id)
             seat = seat_named_by(game, claims)
             if seat.token_version != claims.version:
-                raise tokens.unauthorized("this invite was revoked; ask the host for a new one")
+                raise NotAuthenticated("this invite was revoked; ask the host for a new one")
             if seat.claimed:  # an invite is spent by its claim: nobody else gets the seat with it
-                raise Problem(409, "seat-claimed", "Seat already claimed",
-                              f"{seat.name}'s seat was already claimed with this invite. On "
-                              "another device, use your player token (dos-client token set); "
-                              "if you lost it, ask the host to rotate the seat, which revokes "
-                              "the old token and gives a new invite")
+                raise SeatClaimed(f"{seat.name}'s seat was already claimed with this invite. On "
+                                  "another device, use your player token (dos-client token "
+                                  "set); if you lost it, ask the host to rotate the seat, which "
+                                  "revokes the old token and gives a new invite")
         elif code:
             if not secrets.compare_digest(code.encode(), game.invite_code.encode()):
-                raise Problem(403, "bad-invite-code", "Wrong invite code",
-                              "that invite code is not this game's; check it with the host")
+                raise WrongInviteCode("that invite code is not this game's; check it with the "
+                                      "host")
             if not name:
-                raise _invalid("give a name to take an open seat with the invite code")
+                raise InvalidInput("give a name to take an open seat with the invite code")
             open_seats = [s for s in game.seats if s.name is None]
             if not open_seats:
-                raise Problem(409, "no-open-seat", "No open seat",
-                              "every seat of this game is taken")
+                raise NoOpenSeat("every seat of this game is taken")
             name = _clean_name(name, "name")
             _check_unique_names([s.name for s in game.seats if s.name] + [name])
             seat = open_seats[0]
             seat.name = name
         else:
-            raise _invalid("send either an invite token, or the invite code and a name")
+            raise InvalidInput("send either an invite token, or the invite code and a name")
         if not seat.claimed and game.status == "waiting":
             game.version += 1  # the table changed; a second join with one invite changes nothing
         seat.claimed = True
@@ -166,13 +214,12 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
             account.claim_by_invite(seat, claims)  # the invite sent to the seat's address
         if game.status == "waiting" and all(s.name for s in game.seats):
             deal(game)
-        token = seat_token("player", game, seat)
-        body = {"seat": seat.index, "name": seat.name, "player_token": token,
-                "game": game_body(game, Viewer(seat=seat.index))}
-    return body
+        joined = Joined(snapshot(game), Viewer(seat=seat.index), seat.index, seat.name,
+                        seat_token("player", game, seat))
+    return joined
 
 
-def start_now(game_id: str, bearer: str | None) -> dict[str, Any]:
+def start_now(game_id: str, bearer: str | None) -> Written:
     """The host starts the game with the seats filled so far; open seats are removed."""
     with write_transaction():
         game, viewer = locked(game_id, bearer)
@@ -180,16 +227,16 @@ def start_now(game_id: str, bearer: str | None) -> dict[str, Any]:
         _require_waiting(game, f"game {game.id} is {game.status}, not waiting for players")
         filled = [s for s in game.seats if s.name is not None]
         if len(filled) < 2 or all(s.bot for s in filled):
-            raise Problem(409, "not-enough-players", "Not enough players",
-                          "a game needs at least two filled seats, one of them a person")
+            raise NotEnoughPlayers("a game needs at least two filled seats, one of them a "
+                                   "person")
         for seat in [s for s in game.seats if s.name is None]:
             game.seats.remove(seat)
         _renumber(game)
         deal(game)
-        return game_body(game, viewer)
+        return Written(snapshot(game), viewer)
 
 
-def cancel(game_id: str, bearer: str | None) -> dict[str, Any]:
+def cancel(game_id: str, bearer: str | None) -> Written:
     """Host: cancel a game that has not started."""
     with write_transaction():
         game, viewer = locked(game_id, bearer)
@@ -198,10 +245,10 @@ def cancel(game_id: str, bearer: str | None) -> dict[str, Any]:
                                f"is {game.status}")
         game.status = "cancelled"
         game.version += 1
-        return game_body(game, viewer)
+        return Written(snapshot(game), viewer)
 
 
-def remove_seat(game_id: str, bearer: str | None, index: int) -> dict[str, Any]:
+def remove_seat(game_id: str, bearer: str | None, index: int) -> SeatRemoved:
     """Host: remove a seat before the game starts (at least two must remain)."""
     with write_transaction():
         game, viewer = locked(game_id, bearer)
@@ -209,26 +256,21 @@ def remove_seat(game_id: str, bearer: str | None, index: int) -> dict[str, Any]:
         _require_waiting(game, "seats can only be removed before the game starts")
         seat = seat_of(game, index)
         if len(game.seats) <= 2:
-            raise Problem(409, "too-few-seats", "Too few seats", "a game keeps at least two seats")
+            raise TooFewSeats("a game keeps at least two seats")
         if all(other.bot for other in game.seats if other is not seat):
-            raise Problem(409, "no-person-left", "No person left",
-                          "removing this seat would leave only bots; a game needs a person")
+            raise NoPersonLeft("removing this seat would leave only bots; a game needs a person")
         game.seats.remove(seat)
         _renumber(game)
         if all(s.name for s in game.seats):
             deal(game)
-        body = game_body(game, viewer)
-        body["invites"] = [
-            {"seat": s.index, "name": s.name,
-             "invite": seat_token("invite", game, s)}
-            for s in game.seats if s.name is not None and not s.bot
-        ]
-        return body
+        invites = tuple(Invite(s.index, s.name, seat_token("invite", game, s))
+                        for s in game.seats if s.name is not None and not s.bot)
+        return SeatRemoved(snapshot(game), viewer, invites)
 
 
 def _require_waiting(game: GameRow, detail: str) -> None:
     if game.status != "waiting":
-        raise Problem(409, "already-started", "Already started", detail)
+        raise AlreadyStarted(detail)
 
 
 def _renumber(game: GameRow) -> None:
@@ -282,8 +324,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             new_email = _seat_email(email, "email")
             if not own_seat and seat.claimed and not seat.bot:
                 # Issue #14: an address opens its seat by signing in; only the player moves it.
-                raise Problem(403, "not-your-seat", "Not your seat",
-                              "once a seat is claimed only its player can change its address")
+                raise NotYourSeat("once a seat is claimed only its player can change its "
+                                  "address")
             changed = (validation.email_key(new_email) if new_email else None) != (
                 validation.email_key(seat.email) if seat.email else None)
             seat.email = new_email
@@ -339,8 +381,7 @@ def _check_webhook_url(url: str | None, where: tuple[str, ...]) -> None:
         errors: dict[str, Any] = {where[-1]: [str(error)]}
         for key in reversed(where[:-1]):
             errors = {key: errors}
-        raise Problem(422, "invalid-input", "Invalid input",
-                      f"{'.'.join(where)}: {error}", errors={"json": errors}) from None
+        raise InvalidInput(f"{'.'.join(where)}: {error}", errors={"json": errors}) from None
 
 
 def _webhook_secret_for(game: GameRow, url: str | None) -> str | None:
@@ -366,9 +407,8 @@ def start_vacation(game_id: str, bearer: str | None, days: int) -> dict[str, Any
         used = seat.vacation_used if seat.vacation_year == now.year else 0
         left = game.vacation_days - used
         if days > left:
-            raise Problem(409, "no-vacation-left", "Not enough vacation days",
-                          f"you have {left} vacation day(s) left this year in this game "
-                          f"(the game allows {game.vacation_days})")
+            raise NoVacationLeft(f"you have {left} vacation day(s) left this year in this game "
+                                 f"(the game allows {game.vacation_days})")
         seat.vacation_year = now.year
         seat.vacation_used = used + days
         pause = timedelta(days=days)
@@ -434,7 +474,7 @@ def _clean_name(name: str, field: str) -> str:
     try:
         return validation.clean_name(name)
     except ValueError as error:
-        raise _invalid(f"{field}: {error}") from None
+        raise InvalidInput(f"{field}: {error}") from None
 
 
 def _seat_email(email: str | None, field: str) -> str | None:
@@ -443,23 +483,23 @@ def _seat_email(email: str | None, field: str) -> str | None:
     try:
         return validation.clean_email(email)
     except ValueError as error:
-        raise _invalid(f"{field}: {error}") from None
+        raise InvalidInput(f"{field}: {error}") from None
 
 
 def _check_unique_names(names: Sequence[str | None]) -> None:
     """Names are unique per game, case-insensitively (a bot's name counts too)."""
     given = [validation.name_key(n) for n in names if n]
     if len(set(given)) != len(given):
-        raise _invalid("name: every seat needs a different name (case does not count)")
-
-
-def _invalid(detail: str) -> Problem:
-    return Problem(422, "invalid-input", "Invalid input", detail)
+        raise InvalidInput("name: every seat needs a different name (case does not count)")
 
 
 __all__ = [
     "BOTS",
     "BOT_STRATEGIES",
+    "Created",
+    "Invite",
+    "Joined",
+    "SeatRemoved",
     "SeatSpec",
     "cancel",
     "create_game",

@@ -236,7 +236,8 @@ def new_address(game: GameRow, seat: SeatRow) -> None:
 
 
 def describe_unsubscribe(token: str) -> dict[str, Any]:
-    """What the unsubscribe link would do (a GET: nothing is changed). 401/404 problems."""
+    """What the unsubscribe link would do (a GET: nothing is changed); NotAuthenticated or
+    GameNotFound for a bad link."""
     claims = tokens.read("unsubscribe", token)
     game = get_game(claims.game_id)
     seat = seat_named_by(game, claims)

@@ -7,7 +7,12 @@ outbox gets what the change caused, all in the caller's transaction.
 Transactions: :func:`submit_actions` and :func:`resign` own theirs. :func:`apply_turn`,
 :func:`resign_seat`, :func:`apply_timeout` and :func:`deal` work on a game the caller has
 locked (with :func:`access.locked` or :func:`access.get_game`) inside the caller's
-transaction: a Problem they raise rolls the whole transaction back.
+transaction: a domain error they raise rolls the whole transaction back.
+
+What a move did comes back as a :class:`Turn` (a resignation as an :class:`access.Written`);
+the views make the answer of it (``services/read.py``). A turn's answer is made inside its
+transaction, from the locked row (``submit_actions``' ``answer``): it is also what an
+Idempotency-Key gives back later.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,19 +43,31 @@ from dos_engine import (
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server.database import write_transaction
+from dos_server.errors import (
+    AlreadyResigned,
+    AmbiguousAction,
+    DomainError,
+    GameNotActive,
+    IdempotencyKeyReused,
+    IllegalAction,
+    InvalidAction,
+    NoSuchAction,
+    NotYourTurn,
+    StaleVersion,
+)
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, as_utc, utcnow
-from dos_server.problems import Problem
 from dos_server.services import notify, watch
 from dos_server.services.access import (
     Viewer,
+    Written,
     engine_state,
     locked,
     require_in_play,
     require_player,
     seat_of,
+    snapshot,
 )
-from dos_server.services.read import event_out, game_body
 
 MAX_BOT_ACTIONS_PER_REQUEST = 20_000
 
@@ -68,6 +85,21 @@ class TurnMark:
 
 
 BEFORE_DEAL = TurnMark(turn_no=0, over=False)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What a turn did: the locked game and its state after it, the seat that played, the
+    actions as applied, and every history row the turn appended (the bots' after them).
+
+    Read it before the transaction ends: the commit expires the row.
+    """
+
+    game: GameRow
+    state: Game
+    viewer: Viewer
+    applied: tuple[Action, ...]
+    rows: tuple[EventRow, ...]
 
 
 # -- the tail after every move --------------------------------------------------------------
@@ -267,11 +299,15 @@ def submit_actions(
     actions: Sequence[str] | None,
     idempotency_key: str | None,
     number: int | None = None,
+    *,
+    answer: Callable[[Turn], dict[str, Any]],
 ) -> dict[str, Any]:
     """Apply one action or a whole turn atomically for the token's seat (own transaction).
 
     ``number`` picks from the numbered legal actions of ``expected_version``. The game is
-    read once, under the lock, and authenticated there.
+    read once, under the lock, and authenticated there. Returns ``answer(turn)``, made in the
+    transaction: it is stored with the ``idempotency_key``, and a retry with that key gets it
+    back as it was first answered.
     """
     request_hash = hashlib.sha256(json.dumps(
         {"version": expected_version, "actions": list(actions or []), "number": number}
@@ -283,11 +319,10 @@ def submit_actions(
             stored = db.session.get(IdempotencyRow, (game.id, seat, idempotency_key))
             if stored is not None:
                 if stored.request_hash != request_hash:
-                    raise Problem(422, "idempotency-key-reused", "Idempotency-Key reused",
-                                  "this Idempotency-Key was used for a different request; "
-                                  "use a new key for a new request")
+                    raise IdempotencyKeyReused("this Idempotency-Key was used for a different "
+                                               "request; use a new key for a new request")
                 return dict(stored.body)
-        body = apply_turn(game, seat, expected_version, actions, number)
+        body = answer(apply_turn(game, seat, expected_version, actions, number))
         if idempotency_key:
             db.session.add(IdempotencyRow(game_id=game.id, seat=seat, key=idempotency_key,
                                           request_hash=request_hash, status=200, body=body))
@@ -300,21 +335,18 @@ def apply_turn(
     expected_version: int,
     actions: Sequence[str] | None,
     number: int | None = None,
-) -> dict[str, Any]:
-    """Apply one action or a whole turn for ``seat`` of the locked ``game``; returns the body.
+) -> Turn:
+    """Apply one action or a whole turn for ``seat`` of the locked ``game``.
 
     The core of :func:`submit_actions`, shared with play by email (the caller has locked the
-    game and authenticated the seat, and owns the transaction: a Problem rolls it back).
+    game and authenticated the seat, and owns the transaction: a domain error rolls it back).
     """
-    viewer = Viewer(seat=seat)
     if game.status != "active":
-        raise Problem(409, "game-not-active", "Game not in play",
-                      f"game {game.id} is {game.status}")
+        raise GameNotActive(f"game {game.id} is {game.status}")
     if expected_version != game.version:
-        raise Problem(409, "stale-version", "The game has moved on",
-                      f"you sent version {expected_version} but the game is at version "
-                      f"{game.version}: someone moved first. Reload the game and choose again.",
-                      current_version=game.version)
+        raise StaleVersion(f"you sent version {expected_version} but the game is at version "
+                           f"{game.version}: someone moved first. Reload the game and choose "
+                           "again.", current_version=game.version)
     state = engine_state(game)
     game.version += 1  # one version per committed request
     before = TurnMark.of(state)
@@ -325,16 +357,11 @@ def apply_turn(
         else:
             parsed, events = state.play_text("; ".join(actions or []), seat)
     except DosError as error:
-        raise _rule_problem(error) from None
+        raise _rule_error(error) from None
     rows = [append_action(game, seat, action.text()) for action in parsed]
     rows = after_move(game, state, before, rows + append_events(game, events))
     db.session.flush()
-    return {
-        "version": game.version,
-        "applied": [a.text() for a in parsed],
-        "events": [event_out(row, viewer) for row in rows],
-        "game": game_body(game, viewer, state),
-    }
+    return Turn(game, state, Viewer(seat=seat), tuple(parsed), tuple(rows))
 
 
 def _numbered(state: Game, seat: int, number: int) -> Action:
@@ -343,39 +370,37 @@ def _numbered(state: Game, seat: int, number: int) -> Action:
     if not listed:  # not this seat's turn (or over): the engine words it, as for a typed one
         state.check(Draw(), seat)
     if not 1 <= number <= len(listed):
-        raise Problem(422, "no-such-action", "No such action",
-                      f"there are {len(listed)} legal actions; choose a number from 1 "
-                      f"to {len(listed)}")
+        raise NoSuchAction(f"there are {len(listed)} legal actions; choose a number from 1 "
+                           f"to {len(listed)}")
     return listed[number - 1]
 
 
-def _rule_problem(error: DosError) -> Problem:
-    """The answer to an engine error, whichever way the move was sent."""
+def _rule_error(error: DosError) -> DomainError:
+    """The domain error of an engine error, whichever way the move was sent."""
     if isinstance(error, AmbiguousActionError):
-        return Problem(422, "ambiguous-action", "Ambiguous action", str(error),
-                       candidates=[a.text() for a in error.candidates])
+        return AmbiguousAction(str(error), candidates=[a.text() for a in error.candidates])
     if isinstance(error, NotYourTurnError):
-        return Problem(409, "not-your-turn", "Not your turn", error.detail, rule=error.rule)
+        return NotYourTurn(error.detail, rule=error.rule)
     if isinstance(error, IllegalActionError):
-        return Problem(422, "illegal-action", "Illegal action", error.detail, rule=error.rule)
-    return Problem(400, "invalid-action", "Not an action", str(error))
+        return IllegalAction(error.detail, rule=error.rule)
+    return InvalidAction(str(error))
 
 
-def resign(game_id: str, bearer: str | None) -> dict[str, Any]:
+def resign(game_id: str, bearer: str | None) -> Written:
     """A player resigns (own transaction): the ``random`` strategy plays their seat to the end."""
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         seat = require_player(viewer, "resign")
         require_in_play(game)
         resign_seat(game, seat)
-        return game_body(game, viewer)
+        return Written(snapshot(game), viewer)
 
 
 def resign_seat(game: GameRow, index: int) -> None:
     """Resign seat ``index`` of the locked ``game`` (the caller owns the transaction)."""
     seat = seat_of(game, index)
     if seat.resigned:
-        raise Problem(409, "already-resigned", "Already resigned", "you have already resigned")
+        raise AlreadyResigned("you have already resigned")
     seat.resigned = True
     game.version += 1
     rows = [append_event(game, seat.index, "resigned", {})]
@@ -422,6 +447,7 @@ def apply_timeout(game: GameRow, now: datetime) -> None:
 
 __all__ = [
     "BEFORE_DEAL",
+    "Turn",
     "TurnMark",
     "after_move",
     "append_event",

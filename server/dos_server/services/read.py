@@ -1,7 +1,8 @@
 """Response bodies: what each kind of viewer may see of a game (cosmicpython's ``views``).
 
 Nothing here writes or commits; each function reads in the caller's session. No body ever
-holds another seat's hand or the draw pile.
+holds another seat's hand or the draw pile. The answers of writes are made here too, from what
+the write returned (:func:`turn_body`, :func:`written_body`...).
 """
 
 from __future__ import annotations
@@ -12,19 +13,20 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from flask import Response, current_app
 
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
+from dos_server.errors import GameNotFinished
 from dos_server.models import GameRow, as_utc, utcnow
-from dos_server.problems import Problem
 from dos_server.services import archive
 from dos_server.services.access import (
     GameLike,
     GameSnapshot,
     SeatLike,
     Viewer,
+    Written,
     engine_state,
     require_host,
     require_player,
@@ -32,6 +34,10 @@ from dos_server.services.access import (
     seat_token,
 )
 from dos_server.services.archive import HistoryEvent
+
+if TYPE_CHECKING:
+    from dos_server.services.lobby import Created, Invite, Joined, SeatRemoved
+    from dos_server.services.play import Turn
 
 
 def game_body(game: GameLike[SeatLike], viewer: Viewer,
@@ -332,17 +338,63 @@ def event_out(row: HistoryEvent, viewer: Viewer) -> dict[str, Any]:
 
 def record_body(game: GameRow) -> dict[str, Any]:
     if game.status != "finished" or game.state is None:
-        raise Problem(409, "game-not-finished", "Game not finished",
-                      "a game's record (with its seed) is available once the game is over")
+        raise GameNotFinished("a game's record (with its seed) is available once the game is "
+                              "over")
     state = Game.from_dict(game.state)
     record = GameRecord(state.players, state.seed, state.options,
                         tuple(archive.action_list(game)))
     return record.to_dict()
 
 
+# -- the answers of writes ------------------------------------------------------------------
+
+
+def turn_body(turn: Turn) -> dict[str, Any]:
+    """A move's answer: the version it made, the actions applied, the events (redacted for the
+    player) and the game after it. Made in the move's transaction (it is what an
+    Idempotency-Key gives back)."""
+    return {
+        "version": turn.game.version,
+        "applied": [action.text() for action in turn.applied],
+        "events": [event_out(row, turn.viewer) for row in turn.rows],
+        "game": game_body(turn.game, turn.viewer, turn.state),
+    }
+
+
+def written_body(written: Written) -> dict[str, Any]:
+    """The game as a write left it, for the one who wrote."""
+    return game_body(written.game, written.viewer)
+
+
+def created_body(created: Created) -> dict[str, Any]:
+    """A new game for its host, with the host token, the invite code and the invites."""
+    body = written_body(created)
+    body["host_token"] = created.host_token
+    body["invite_code"] = created.invite_code
+    body["invites"] = [{**_invite_out(invite), "webhook_secret": invite.webhook_secret}
+                       for invite in created.invites]
+    return body
+
+
+def joined_body(joined: Joined) -> dict[str, Any]:
+    return {"seat": joined.seat, "name": joined.name, "player_token": joined.player_token,
+            "game": written_body(joined)}
+
+
+def seat_removed_body(removed: SeatRemoved) -> dict[str, Any]:
+    body = written_body(removed)
+    body["invites"] = [_invite_out(invite) for invite in removed.invites]
+    return body
+
+
+def _invite_out(invite: Invite) -> dict[str, Any]:
+    return {"seat": invite.seat, "name": invite.name, "invite": invite.invite}
+
+
 __all__ = [
     "EncodedAnswers",
     "actions_etag",
+    "created_body",
     "encoded_answers",
     "event_out",
     "fairness",
@@ -352,9 +404,13 @@ __all__ = [
     "game_json",
     "history_body",
     "invites_body",
+    "joined_body",
     "legal_actions_body",
     "legal_actions_json",
     "recent_history_body",
     "record_body",
+    "seat_removed_body",
     "seat_settings_body",
+    "turn_body",
+    "written_body",
 ]

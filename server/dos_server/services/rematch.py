@@ -8,29 +8,25 @@ only its owner could see it.
 
 from __future__ import annotations
 
-from typing import Any
-
-from dos_server.problems import Problem
+from dos_server.errors import GameNotFinished, PlayersOnly
 from dos_server.services import lobby
 from dos_server.services.access import authenticate, get_game
 
 
-def rematch(game_id: str, bearer: str | None) -> tuple[dict[str, Any], int | None]:
-    """Create the new game; returns its body (host token, invites) and the asker's old seat."""
+def rematch(game_id: str, bearer: str | None) -> tuple[lobby.Created, int | None]:
+    """Create the new game (its own transaction); returns it and the asker's old seat."""
     game = get_game(game_id)
     viewer = authenticate(game, bearer)
     if viewer.seat is None and not viewer.host:
-        raise Problem(403, "not-a-player", "Players only",
-                      "only a player or the host of this game can start a rematch")
+        raise PlayersOnly("only a player or the host of this game can start a rematch")
     if game.status != "finished":
-        raise Problem(409, "game-not-finished", "Game not finished",
-                      "a rematch can start once the game is over")
+        raise GameNotFinished("a rematch can start once the game is over")
     seats = [lobby.SeatSpec(name=None if seat.bot else seat.name, email=seat.email,
                             bot=seat.bot) for seat in game.seats]
-    body = lobby.create_game(seats, dict(game.options), game.turn_time_limit,
-                             game.timeout_policy, game.forfeit_after, game.vacation_days,
-                             game.title)
-    return body, viewer.seat
+    created = lobby.create_game(seats, dict(game.options), game.turn_time_limit,
+                                game.timeout_policy, game.forfeit_after, game.vacation_days,
+                                game.title)
+    return created, viewer.seat
 
 
 __all__ = ["rematch"]

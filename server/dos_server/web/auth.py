@@ -27,7 +27,8 @@ from flask import current_app, request, session
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from dos_server import tokens, urls
-from dos_server.problems import Problem
+from dos_server.errors import DomainError, NotAuthenticated
+from dos_server.problems import Problem, problem_of
 from dos_server.services import access
 from dos_server.web.sessions import ACCOUNT_SESSION, BrowserSession
 
@@ -191,9 +192,9 @@ def resolve(game_id: str, token: str) -> SignIn:
     try:
         claims = tokens.read("signin", token,
                              max_age_days=float(current_app.config["WEB_SIGNIN_MAX_AGE_DAYS"]))
-    except Problem as problem:
-        if _is_expired(problem):
-            raise tokens.unauthorized(
+    except DomainError as error:
+        if _is_expired(problem_of(error)):
+            raise NotAuthenticated(
                 "this sign-in link has expired: open the link in the newest email of this "
                 "game, or sign in with your player token") from None
         claims = None
@@ -201,8 +202,8 @@ def resolve(game_id: str, token: str) -> SignIn:
         access.check_game(game, claims.game_id)
         seat = access.seat_named_by(game, claims)
         if seat.token_version != claims.version:
-            raise tokens.unauthorized("this sign-in link was revoked (the seat's token was "
-                                      "rotated); use the link in the newest email")
+            raise NotAuthenticated("this sign-in link was revoked (the seat's token was "
+                                   "rotated); use the link in the newest email")
         return SignIn(seat.name or f"seat {seat.index + 1}",
                       player_token=access.seat_token("player", game, seat))
     viewer = access.authenticate(game, token)
@@ -223,7 +224,7 @@ def invite_seat_name(game_id: str, invite: str) -> str:
     access.check_game(game, claims.game_id)
     seat = access.seat_named_by(game, claims)
     if seat.token_version != claims.version:
-        raise tokens.unauthorized("this invite was revoked; ask the host for a new one")
+        raise NotAuthenticated("this invite was revoked; ask the host for a new one")
     return seat.name or f"seat {seat.index + 1}"
 
 

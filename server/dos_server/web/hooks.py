@@ -9,7 +9,8 @@ from typing import Any
 from flask import render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from dos_server.problems import Problem, busy_problem
+from dos_server.errors import DomainError
+from dos_server.problems import Problem, busy_problem, problem_of
 from dos_server.web import auth, present
 from dos_server.web.blueprint import bp
 
@@ -62,6 +63,11 @@ def _problem(problem: Problem) -> tuple[str, int, dict[str, str]]:
     return (render_template("error.html", problem=problem,
                             game_id=(request.view_args or {}).get("game_id")),
             problem.status, problem.headers)
+
+
+@bp.errorhandler(DomainError)
+def _domain_error(error: DomainError) -> tuple[str, int, dict[str, str]]:
+    return _problem(problem_of(error))
 
 
 @bp.errorhandler(HTTPException)

@@ -7,8 +7,9 @@ from typing import Any
 import marshmallow as ma
 from flask import current_app, flash, redirect, render_template, request, url_for
 
+from dos_server.errors import DomainError
 from dos_server.extensions import limiter
-from dos_server.problems import Problem
+from dos_server.problems import problem_of
 from dos_server.schemas import CreateGameIn
 from dos_server.services import access, lobby, read
 from dos_server.web import auth
@@ -28,7 +29,7 @@ def browser_games() -> list[dict[str, Any]]:
     for game_id in auth.games():
         try:
             game = access.get_game(game_id)
-        except Problem:
+        except DomainError:
             continue
         body = read.game_body(game, access.Viewer())
         mine.append({"id": game_id, "status": body["status"],
@@ -117,9 +118,10 @@ def create_game() -> Page:
                                     loaded.get("options", {}), loaded.get("turn_time_limit"),
                                     loaded["timeout_policy"], loaded.get("forfeit_after"),
                                     loaded["vacation_days"], loaded.get("title"))
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         return _new_page(form, [problem.detail], problem.status)
     host_and_sit(created, me_index)
     flash("Game created. Send each player their invite link; the game starts when every "
           "seat is filled, or when you start it.")
-    return redirect(url_for("web.host", game_id=created["id"]), 303)
+    return redirect(url_for("web.host", game_id=created.game.id), 303)

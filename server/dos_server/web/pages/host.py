@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import flash, redirect, render_template, url_for
 
 from dos_server import urls
@@ -14,14 +12,14 @@ from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page
 
 
-def host_and_sit(created: dict[str, Any], seat: int | None) -> None:
+def host_and_sit(created: lobby.Created, seat: int | None) -> None:
     """This browser keeps a new game's host token and, if it plays ``seat``, claims it."""
-    game_id = created["id"]
-    auth.remember_host(game_id, created["host_token"])
-    mine = [i for i in created["invites"] if i["seat"] == seat]
+    game_id = created.game.id
+    auth.remember_host(game_id, created.host_token)
+    mine = [i for i in created.invites if i.seat == seat]
     if seat is not None and mine:
-        joined = lobby.join_game(game_id, mine[0]["invite"], None, None)
-        auth.remember_seat(game_id, joined["player_token"])
+        joined = lobby.join_game(game_id, mine[0].invite, None, None)
+        auth.remember_seat(game_id, joined.player_token)
 
 
 def _host_token(game_id: str) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from flask import current_app, flash, redirect, render_template, request, url_for
 
+from dos_server.errors import DomainError
 from dos_server.extensions import limiter
-from dos_server.problems import Problem
+from dos_server.problems import Problem, problem_of
 from dos_server.services import access, lobby, read
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
@@ -26,9 +27,9 @@ def join(game_id: str) -> Page:
     if parked is not None and parked.kind == "invite":
         try:
             name = auth.invite_seat_name(game_id, parked.value)
-        except Problem as problem:
+        except DomainError as error:
             auth.clear_pending()
-            return bad_link(problem, game_id)
+            return bad_link(problem_of(error), game_id)
     return render_template("join.html", game=game, parked=parked, name=name)
 
 
@@ -43,14 +44,15 @@ def join_post(game_id: str) -> Page:
     if parked.kind == "code":
         try:
             name = lobby_name(name)
-        except Problem as problem:
+        except Problem as invalid:
             game = read.game_body(access.get_game(game_id), access.Viewer())
             return render_template("join.html", game=game, parked=parked, name=None,
-                                   error=problem.detail, typed=name or ""), problem.status
+                                   error=invalid.detail, typed=name or ""), invalid.status
     try:
         joined = lobby.join_game(game_id, parked.value if parked.kind == "invite" else None,
                                  parked.value if parked.kind == "code" else None, name)
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.status in (401, 403):  # revoked since the join page, or a wrong code
             auth.clear_pending()
             return bad_link(problem, game_id)
@@ -60,8 +62,8 @@ def join_post(game_id: str) -> Page:
         return render_template("join.html", game=game, parked=parked, name=None,
                                error=problem.detail, typed=name or ""), problem.status
     auth.clear_pending()
-    auth.remember_seat(game_id, joined["player_token"])
-    flash(f"You joined as {joined['name']}.")
+    auth.remember_seat(game_id, joined.player_token)
+    flash(f"You joined as {joined.name}.")
     return redirect(url_for("web.table", game_id=game_id), 303)
 
 
@@ -73,9 +75,9 @@ def signin(game_id: str) -> Page:
     if parked is not None:
         try:
             who = auth.resolve(game_id, parked.value)
-        except Problem as problem:
+        except DomainError as error:
             auth.clear_pending()
-            return bad_link(problem, game_id, paste=True)
+            return bad_link(problem_of(error), game_id, paste=True)
     return render_template("signin.html", game_id=game_id, who=who, error=None)
 
 
@@ -90,7 +92,8 @@ def signin_post(game_id: str) -> Page:
                                              "paste your player token")), 400
     try:
         who = auth.resolve(game_id, token)
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         auth.clear_pending()
         if not pasted:  # the emailed link went bad since its page was shown
             return bad_link(problem, game_id, paste=True)

@@ -19,7 +19,8 @@ from typing import Any
 from flask import Response, current_app, make_response, render_template, request
 
 from dos_server import tokens
-from dos_server.problems import Problem
+from dos_server.errors import DomainError
+from dos_server.problems import Problem, problem_of
 from dos_server.services import account, lobby, notify
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
@@ -58,8 +59,8 @@ def _link_page(view: Callable[[str], Response | str]) -> Callable[[str], Respons
     def page(token: str) -> Response | str:
         try:
             return view(token)
-        except Problem as problem:
-            return bad_link(problem)
+        except DomainError as error:
+            return bad_link(problem_of(error))
 
     return page
 

@@ -6,8 +6,9 @@ from typing import Any
 
 from flask import current_app, flash, redirect, render_template, request, url_for
 
+from dos_server.errors import DomainError
 from dos_server.extensions import limiter
-from dos_server.problems import Problem
+from dos_server.problems import Problem, problem_of
 from dos_server.services import account
 from dos_server.validation import clean_email
 from dos_server.web import auth, present
@@ -24,7 +25,8 @@ def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
     if token is not None:
         try:
             body = account.my_games(token)
-        except Problem as problem:
+        except DomainError as refused:
+            problem = problem_of(refused)
             if problem.status != 401:
                 raise
             auth.forget_account()
@@ -57,7 +59,8 @@ def me_login() -> Page:
         return _me(422, Problem(422, "invalid-input", "Invalid address", str(error)))
     try:
         account.request_login(address)
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.status != 429:
             raise
         return _me(429, problem)
@@ -82,7 +85,8 @@ def me_verify() -> Page:
     try:
         signed = account.verify_code(address, code, agent if agent and agent.isprintable()
                                      else None, kind="browser")
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.kind != "invalid-code":
             raise
         return _me(problem.status, Problem(
@@ -116,8 +120,8 @@ def me_signout() -> Page:
             for line in account.my_games(token)["games"]:
                 auth.forget_seat(line["game_id"])
             account.revoke_session(token, account.authenticate(token).session_id)
-        except Problem as problem:
-            if problem.status != 401:  # already ended elsewhere: signed out all the same
+        except DomainError as error:
+            if problem_of(error).status != 401:  # already ended elsewhere: signed out all the same
                 raise
     flash("Signed out in this browser.")
     return redirect(url_for("web.me"), 303)

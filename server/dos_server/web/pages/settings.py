@@ -7,7 +7,8 @@ from typing import Any
 import marshmallow as ma
 from flask import flash, redirect, render_template, request, url_for
 
-from dos_server.problems import Problem
+from dos_server.errors import DomainError
+from dos_server.problems import Problem, problem_of
 from dos_server.schemas import NotificationsIn, VacationIn
 from dos_server.services import access, lobby, notify, play, read
 from dos_server.web import auth
@@ -65,7 +66,8 @@ def notifications(game_id: str) -> Page:
         result = lobby.set_notifications(game_id, token, seat, loaded.get("email"),
                                          loaded.get("webhook_url"), loaded.get("events"),
                                          set(loaded), loaded.get("digest"))
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.status != 422:
             raise
         return _settings(game_id, 422, [problem.detail])
@@ -85,7 +87,8 @@ def vacation(game_id: str) -> Page:
         return _settings(game_id, 422, ["vacation: a whole number of days from 1 to 60"])
     try:
         result = lobby.start_vacation(game_id, token, loaded["days"])
-    except Problem as problem:
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.status != 409:
             raise
         return _settings(game_id, 409, [problem.detail])

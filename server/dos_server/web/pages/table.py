@@ -9,8 +9,9 @@ from typing import Any
 
 from flask import Response, current_app, flash, jsonify, redirect, render_template, request, url_for
 
+from dos_server.errors import DomainError
 from dos_server.extensions import limiter
-from dos_server.problems import Problem
+from dos_server.problems import Problem, problem_of
 from dos_server.services import access, play, read, rematch, watch
 from dos_server.web import auth, present
 from dos_server.web.blueprint import bp
@@ -36,9 +37,9 @@ def table_viewer(game: Any, game_id: str) -> tuple[access.Viewer, str | None]:
         return access.Viewer(), None
     try:
         viewer = access.authenticate(game, token, allow_host=False)
-    except Problem as problem:
+    except DomainError as error:
         auth.forget_seat(game_id)
-        flash(f"You were signed out of this game: {problem.detail}")
+        flash(f"You were signed out of this game: {error.detail}")
         return access.Viewer(), None
     return viewer, token
 
@@ -116,8 +117,9 @@ def move(game_id: str) -> Page:
     key = f"web-{page_key}-{choice}" if page_key else None
     try:
         result = play.submit_actions(game_id, token, version, None if number else [turn], key,
-                                     number=number)
-    except Problem as problem:
+                                     number=number, answer=read.turn_body)
+    except DomainError as error:
+        problem = problem_of(error)
         if problem.kind in ("stale-version", "idempotency-key-reused"):
             return _table(game_id, 409, notice="The game moved on before your move arrived: "
                           "nothing was played. Here is the table as it is now; choose again.")
@@ -140,7 +142,7 @@ def start_rematch(game_id: str) -> Page:
     host_and_sit(created, seat)
     flash("Rematch created with the same seats and rules. Players with an email address were "
           "invited by email; send the others their invite link.")
-    return redirect(url_for("web.host", game_id=created["id"]), 303)
+    return redirect(url_for("web.host", game_id=created.game.id), 303)
 
 
 @bp.get("/games/<game_id>/history")
