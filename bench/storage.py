@@ -79,7 +79,7 @@ def play_one(target: int, rng: random.Random, mix: str = "bots") -> int:
     """One finished game through the service layer; returns how many turns the people took."""
     if mix == "email":
         return _play_by_mail(target, rng)
-    created = lobby.create_game(MIXES[mix], {"target_score": target}, None)
+    created = lobby.create_game(lobby.NewGame(MIXES[mix], {"target_score": target}))
     turns = 0
     with write_transaction():
         game = access.get_game(created.game.id, for_update=True)
@@ -155,7 +155,7 @@ def _play_by_mail(target: int, rng: random.Random) -> int:
     each."""
     sinks = Sinks(rng)
     worker.SENDERS.update(email=sinks.email, webhook=sinks.webhook)
-    created = lobby.create_game(MIXES["email"], {"target_score": target}, None)
+    created = lobby.create_game(lobby.NewGame(MIXES["email"], {"target_score": target}))
     turns = 0
     while True:
         sinks.deliver_all()

@@ -116,7 +116,7 @@ def _played_by_mail(app: Flask, post: Post) -> tuple[str, bool]:
                  "game.game_over": DeliveryError("HTTP 502", status=502)}
     rng = random.Random(7)
     with app.app_context():
-        game_id = lobby.create_game(SEATS, {"target_score": 40}, None).game.id
+        game_id = lobby.create_game(lobby.NewGame(SEATS, {"target_score": 40})).game.id
         stale: tuple[bytes, str] | None = None
         while True:
             game = access.get_game(game_id)

@@ -73,10 +73,7 @@ class Games(MethodView):
     @blp.alt_response(429, description="too many games created from this address")
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         """Create a game; returns the host token and one invite per named seat (shown once)."""
-        seats = [lobby.SeatSpec(**seat) for seat in body["seats"]]
-        return read.created_body(lobby.create_game(
-            seats, body.get("options", {}), body.get("turn_time_limit"), body["timeout_policy"],
-            body.get("forfeit_after"), body["vacation_days"], body.get("title")))
+        return read.created_body(lobby.create_game(lobby.NewGame.from_loaded(body)))
 
 
 @blp.route("/<game_id>")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -68,6 +68,29 @@ class SeatSpec:
 
 
 @dataclass(frozen=True)
+class NewGame:
+    """A request for a new game, the same whoever asks (the API, the web form, a rematch)."""
+
+    seats: Sequence[SeatSpec]
+    options: dict[str, Any] = field(default_factory=dict)
+    turn_time_limit: int | None = None
+    timeout_policy: str = "random"
+    forfeit_after: int | None = None
+    vacation_days: int = 14
+    title: str | None = None
+
+    @classmethod
+    def from_loaded(cls, body: dict[str, Any]) -> NewGame:
+        """From what ``schemas.CreateGameIn`` loaded (the API's body, the web form's fields)."""
+        return cls(seats=[SeatSpec(**seat) for seat in body["seats"]],
+                   options=dict(body.get("options", {})),
+                   turn_time_limit=body.get("turn_time_limit"),
+                   timeout_policy=body["timeout_policy"],
+                   forfeit_after=body.get("forfeit_after"),
+                   vacation_days=body["vacation_days"], title=body.get("title"))
+
+
+@dataclass(frozen=True)
 class Invite:
     """An invite a write issued for a seat (shown once)."""
 
@@ -105,16 +128,11 @@ class SeatRemoved(Written):
 # -- creating and joining -------------------------------------------------------------------
 
 
-def create_game(
-    seats: Sequence[SeatSpec],
-    options: dict[str, Any],
-    turn_time_limit: int | None,
-    timeout_policy: str = "random",
-    forfeit_after: int | None = None,
-    vacation_days: int = 14,
-    title: str | None = None,
-) -> Created:
+def create_game(request: NewGame) -> Created:
     """A new game in the lobby (or dealt, when every seat is named); ``title`` is clean."""
+    seats, options, title = request.seats, request.options, request.title
+    turn_time_limit, timeout_policy = request.turn_time_limit, request.timeout_policy
+    forfeit_after, vacation_days = request.forfeit_after, request.vacation_days
     if not 2 <= len(seats) <= 4:
         raise InvalidInput("a game has 2 to 4 seats (RULES.md 2.1)")
     if all(spec.bot for spec in seats):

@@ -23,9 +23,9 @@ def rematch(game_id: str, bearer: str | None) -> tuple[lobby.Created, int | None
         raise GameNotFinished("a rematch can start once the game is over")
     seats = [lobby.SeatSpec(name=None if seat.bot else seat.name, email=seat.email,
                             bot=seat.bot) for seat in game.seats]
-    created = lobby.create_game(seats, dict(game.options), game.turn_time_limit,
-                                game.timeout_policy, game.forfeit_after, game.vacation_days,
-                                game.title)
+    created = lobby.create_game(lobby.NewGame(
+        seats, dict(game.options), game.turn_time_limit, game.timeout_policy,
+        game.forfeit_after, game.vacation_days, game.title))
     return created, viewer.seat
 
 

@@ -114,10 +114,7 @@ def create_game() -> Page:
     if errors:
         return _new_page(form, errors, 422)
     try:
-        created = lobby.create_game([lobby.SeatSpec(**seat) for seat in loaded["seats"]],
-                                    loaded.get("options", {}), loaded.get("turn_time_limit"),
-                                    loaded["timeout_policy"], loaded.get("forfeit_after"),
-                                    loaded["vacation_days"], loaded.get("title"))
+        created = lobby.create_game(lobby.NewGame.from_loaded(loaded))
     except DomainError as error:
         problem = problem_of(error)
         return _new_page(form, [problem.detail], problem.status)
