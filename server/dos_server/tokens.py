@@ -31,7 +31,7 @@ SALTS = {
     "invite": "dos.invite.v1",
     "unsubscribe": "dos.unsubscribe.v1",
     "inbound": "dos.inbound-mail.v1",
-    # One identity for all your games (issue #14): an account session, a sign-in link, and
+    # One identity for all your games: an account session, a sign-in link, and
     # the link that confirms a seat's new address.
     "account": "dos.account.v1",
     "login": "dos.login-link.v1",
@@ -47,7 +47,7 @@ class TokenClaims:
     seat_id: str | None  # the seat's public_id; None for host tokens (and legacy tokens)
     version: int
     legacy_index: int | None = None  # what a token from before seat identities names
-    address: str | None = None  # an invite's digest of the address it was sent to (issue #14)
+    address: str | None = None  # an invite's digest of the address it was sent to
 
     @property
     def names_a_seat(self) -> bool:
@@ -150,7 +150,7 @@ def _address_digest(secret: str, key: str) -> str:
     return base64.urlsafe_b64encode(mac.digest()[:12]).decode()
 
 
-# -- reply addresses (play by email, issue #6) -----------------------------------------------
+# -- reply addresses (play by email) ---------------------------------------------------------
 
 MAIL_LOCAL_PREFIX = "play+"
 
@@ -222,7 +222,7 @@ def read_mail(token: str) -> MailClaims | None:
     return MailClaims(parts[0], seat, None, int(parts[2]), int(parts[3]))
 
 
-# -- the mailto: unsubscribe address (RFC 8058's List-Unsubscribe, issue #11) ----------------
+# -- the mailto: unsubscribe address (RFC 8058's List-Unsubscribe) ---------------------------
 
 UNSUBSCRIBE_LOCAL_PREFIX = "unsubscribe+"
 

@@ -1,4 +1,4 @@
-"""HTTP views of one identity for all your games (issue #14): sign in, my games, sessions,
+"""HTTP views of one identity for all your games: sign in, my games, sessions,
 settings, export and deletion. Thin: parse, call services/account.py, serialize."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """POST /inbound/email: a raw RFC 5322 message from a provider's inbound hook or a
-``procmail | curl`` pipe (play by email, issue #6), authenticated by INBOUND_SECRET."""
+``procmail | curl`` pipe (play by email), authenticated by INBOUND_SECRET."""
 
 from __future__ import annotations
 

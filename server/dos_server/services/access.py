@@ -442,7 +442,7 @@ def find_seat(game: GameLike[S], seat_id: str | None, legacy_index: int | None) 
 def seat_token(purpose: str, game: GameRow, seat: SeatRow) -> str:
     """A ``purpose`` token for ``seat``: it names the seat's identity and token version.
 
-    An invite also carries a digest of the seat's address at the time (issue #14): claiming
+    An invite also carries a digest of the seat's address at the time: claiming
     the seat with it makes that address the one that opens the seat by signing in.
     """
     if purpose == "invite" and seat.email:

@@ -1,4 +1,4 @@
-"""One identity for all your games (issue #14): sign in with your email address.
+"""One identity for all your games: sign in with your email address.
 
 - **Sign-in.** :func:`request_login` emails a one-time code and a sign-in link to any address
   (through the outbox and the worker, like every email) and answers the same whatever the

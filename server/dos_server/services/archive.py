@@ -1,4 +1,4 @@
-"""Finished games kept compactly (issue #15): the history as its record plus what is new.
+"""Finished games kept compactly: the history as its record plus what is new.
 
 A game to 200 points leaves ~1,200 event rows (~250 KB on PostgreSQL), although its record
 (seed, options, actions) replays all of them. After a grace period (``ARCHIVE_AFTER_SECONDS``

@@ -1,4 +1,4 @@
-"""Play by email (issue #6): store an inbound message, understand it, apply it, answer it.
+"""Play by email: store an inbound message, understand it, apply it, answer it.
 
 Two transactions at most per message, each all-or-nothing:
 

@@ -341,7 +341,7 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
         if "email" in fields:
             new_email = _seat_email(email, "email")
             if not own_seat and seat.claimed and not seat.bot:
-                # Issue #14: an address opens its seat by signing in; only the player moves it.
+                # An address opens its seat by signing in; only the player moves it.
                 raise NotYourSeat("once a seat is claimed only its player can change its "
                                   "address")
             changed = (validation.email_key(new_email) if new_email else None) != (
@@ -368,7 +368,7 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             "seat": seat.index,
             "email": None if hidden else seat.email,
             "email_hidden": hidden and seat.email is not None,
-            # Issue #14: whether this address opens the seat by signing in; if not, a link
+            # Whether this address opens the seat by signing in; if not, a link
             # to confirm it was emailed to it (the old address opens the seat until then).
             "email_confirmed": None if hidden or not seat.email
             else validation.email_key(seat.email) == seat.owner_key,

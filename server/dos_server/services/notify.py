@@ -166,7 +166,7 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "view": None,
         "moves": [],
         "since": [],
-        # Play by email (issue #6): replying to this email plays this seat at this version.
+        # Play by email: replying to this email plays this seat at this version.
         "reply_to": None if event == "invited" else tokens.reply_address(
             game.id, seat.public_id, game.version, seat.token_version),
     }
