@@ -98,7 +98,12 @@ def test_commands_show_moves_history_help_change_nothing(world: MailWorld) -> No
         world.send(write_reply("outlook", email_in, command, address), address,
                    reply_to(email_in))
         world.run_worker()
-        assert expected in text_of(world.sink.to(address)[-1]), command
+        answer = text_of(world.sink.to(address)[-1])
+        assert expected in answer, command
+        if command == "history":  # in words, as the table tells it, not raw event kinds
+            assert "Round 1 began" in answer
+            assert "turn_ended" not in answer
+            assert "cr_flipped" not in answer
     assert world.game(game_id)[0] == version
     assert world.event_count(game_id) == events
 
@@ -133,6 +138,21 @@ def test_stale_list_and_reused_token(world: MailWorld) -> None:
     assert "nothing was applied" in answer
     assert world.game(game_id)[0] == after
     assert world.event_count(game_id) == events
+    # Once it is someone else's turn, the answer to a stale email says so, instead of asking
+    # for a choice over an email that lists no moves.
+    for _ in range(20):
+        _, status, state = world.game(game_id)
+        if status != "active" or [ANN, BJORN, ""][state.current] != address:
+            break
+        latest_in = latest(world, address)
+        world.send(write_reply("gmail", latest_in, "1", address), address, reply_to(latest_in))
+        world.run_worker()
+    if status == "active":
+        world.send(write_reply("gmail", email_in, "1", address), address, reply_to(email_in))
+        world.run_worker()
+        answer = text_of(world.sink.to(address)[-1])
+        assert "turn now: you will get an email when it is yours" in answer
+        assert "reply to THIS email with your choice" not in answer
 
 
 def test_forged_token_and_another_seats_token(world: MailWorld) -> None:

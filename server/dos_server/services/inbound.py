@@ -35,6 +35,7 @@ from sqlalchemy.exc import IntegrityError
 
 from dos_engine import Game
 from dos_engine.errors import DosError, InvalidActionError
+from dos_engine.wording import describe
 from dos_server import mailtext, tokens
 from dos_server.database import write_transaction
 from dos_server.errors import (
@@ -474,24 +475,24 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
     if first == "history":
         return "history", _history(game, seat), game, seat
     if first == "resign":
-        _checked(lambda: play.resign_seat(game, seat.index), game, shown)
+        _checked(lambda: play.resign_seat(game, seat.index), game, seat, shown)
         return "resigned", ["You resigned: the random bot plays your seat from now on. "
                             "You will still get the round and game results."], game, seat
     chosen = mailtext.move_number(first)
     if chosen is not None:
         if shown != game.version:
-            raise _stale(game, shown)
+            raise _stale(game, seat, shown)
         if chosen < 1:
             raise Refusal("no-such-action", ["Move numbers start at 1; nothing was changed. "
                                              "Reply with a number from the list below."],
                           show=True)
         turn = _checked(lambda: play.apply_turn(game, seat.index, shown, None, chosen),
-                        game, shown)
+                        game, seat, shown)
         ignored = lines[1:]
     else:
         text, ignored = _notation(game, seat.index, lines)
         turn = _checked(lambda: play.apply_turn(game, seat.index, shown, [text], None),
-                        game, shown)
+                        game, seat, shown)
     out = [f"Applied: {'; '.join(action.text() for action in turn.applied)}"]
     if ignored:
         out.append("Ignored (not a move): " + " / ".join(ignored)[:300])
@@ -535,13 +536,13 @@ def _notation(game: GameRow, seat: int, lines: list[str]) -> tuple[str, list[str
     return lines[0], lines[1:]
 
 
-def _checked(call: Callable[[], T], game: GameRow, shown: int) -> T:
+def _checked(call: Callable[[], T], game: GameRow, seat: SeatRow, shown: int) -> T:
     """Run a service core; its domain error becomes a Refusal saying exactly what to do."""
     try:
         return call()
     except DomainError as error:
         if isinstance(error, StaleVersion):
-            raise _stale(game, shown) from None
+            raise _stale(game, seat, shown) from None
         lines = ["Nothing was changed: " + error.detail]
         if isinstance(error, IllegalAction) and error.rule:
             lines.append(f"The rule: RULES.md section {error.rule}.")
@@ -556,28 +557,32 @@ def _checked(call: Callable[[], T], game: GameRow, shown: int) -> T:
         raise Refusal(error.kind, lines, show=True) from None
 
 
-def _stale(game: GameRow, shown: int) -> Refusal:
-    return Refusal("stale", [
-        f"The email you answered showed version {shown} of the game, but it is now at version "
-        f"{game.version}: the game has moved on since, so nothing was applied.",
-        "Here is the new table and list: reply to THIS email with your choice.",
-    ], show=True)
+def _stale(game: GameRow, seat: SeatRow, shown: int) -> Refusal:
+    moved_on = (f"The email you answered showed version {shown} of the game, but it is now at "
+                f"version {game.version}: the game has moved on since, so nothing was applied.")
+    current = (game.state or {}).get("current") if game.status == "active" else None
+    if game.status != "active":
+        then = f"The game is {game.status}: there is nothing to play."
+    elif current == seat.index:
+        then = "Here is the new table and list: reply to THIS email with your choice."
+    else:
+        whose = next((s.name or f"seat {s.index + 1}" for s in game.seats if s.index == current),
+                     "another player")
+        then = (f"It is {whose}'s turn now: you will get an email when it is yours, with the "
+                "moves you can reply with.")
+    return Refusal("stale", [moved_on, then], show=True)
 
 
 def _history(game: GameRow, seat: SeatRow) -> list[str]:
+    """The game's latest events in words, as the table and the client tell them."""
     rows = archive.events_latest(game, HISTORY_EVENTS)
-    names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
+    names = {s.index: s.name or f"seat {s.index + 1}" for s in game.seats}
     out = [f"The last {len(rows)} events of game {game.id}:"]
     for row in reversed(rows):
         shown = read.event_out(row, access.Viewer(seat=seat.index))
-        who = names.get(shown["seat"], "") if shown.get("seat") is not None else ""
-        data = shown.get("data") or {}
-        if shown["kind"] == "action":
-            out.append(f"  {shown['seq']:>4}. {who}: {data.get('action')}")
-        else:
-            detail = ", ".join(f"{k}={v}" for k, v in sorted(data.items()))[:120]
-            out.append(f"  {shown['seq']:>4}. {shown['kind']}" + (f" ({who})" if who else "")
-                       + (f": {detail}" if detail else ""))
+        text = describe(shown, names, me=seat.index)
+        if text is not None:
+            out.append(f"  {shown['seq']:>4}. {text}")
     return out
 
 
