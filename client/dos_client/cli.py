@@ -124,12 +124,10 @@ def _complete_game_arguments(group: click.Group) -> None:
 for _module in (lobby, play, follow, seat, docs):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
-cli.add_command(account.server)
+for _command in (account.server, account.login, account.logout, account.whoami):
+    cli.add_command(_command)
 _accept_global_options(cli)
 _complete_game_arguments(cli)
-# login, logout and whoami take the global options before their name only, as they always have.
-for _command in (account.login, account.logout, account.whoami):
-    cli.add_command(_command)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

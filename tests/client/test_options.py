@@ -20,6 +20,8 @@ from cli_helpers import Table, as_json, ok, run, saved
     ["games", "--json"],
     ["moves", "--json", "--profile", "bob"],
     ["history", "--json", "--debug"],
+    ["whoami", "--json"],
+    ["whoami", "--json", "--profile", "bob"],
 ])
 def test_global_options_after_the_command(table: Table, args: list[str]) -> None:
     result = ok(*args)
