@@ -8,7 +8,6 @@ or with :attr:`Chip.style` inline in an email (mail clients get no stylesheet).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 COLOURS = {"R": "red", "G": "green", "B": "blue", "Y": "yellow"}
@@ -54,10 +53,6 @@ def chip(code: str) -> Chip:
     return Chip(code, colour, f"{colour} Wild #" if rank == "#" else f"{colour} {rank}")
 
 
-def chips(codes: Sequence[str] | None) -> list[Chip]:
-    return [chip(code) for code in codes or ()]
-
-
 def words(notation: str) -> list[tuple[str, list[str]]]:
     """A move's notation word by word, with the card codes of a word made of cards:
     ``m2 B3+Y4`` -> ``[("m2", []), ("B3+Y4", ["B3", "Y4"])]`` (chips draw the codes)."""
@@ -68,4 +63,4 @@ def words(notation: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-__all__ = ["COLOURS", "Chip", "chip", "chips", "words"]
+__all__ = ["COLOURS", "Chip", "chip", "words"]

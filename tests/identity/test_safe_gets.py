@@ -56,8 +56,7 @@ def _links(smtp: SmtpSink) -> tuple[set[str], set[str]]:
     kinds, links = set(), set()
     for message in smtp.messages:
         kinds.add(str(message["X-DOS-Event"]))
-        for header in ("List-Unsubscribe",):
-            links.update(URL.findall(str(message.get(header, ""))))
+        links.update(URL.findall(str(message.get("List-Unsubscribe", ""))))
         for part in message.walk():
             if part.get_content_maintype() == "text":
                 links.update(unescape(u).rstrip(".,;)") for u in URL.findall(part.get_content()))

@@ -285,7 +285,8 @@ class Unsubscribe(MethodView):
         """
         done = lobby.unsubscribe(token)
         if _wants_html():
-            return pages.unsubscribe_page(token, {**info_of(token), **done}, done=True)
+            return pages.unsubscribe_page(
+                token, {**notify.describe_unsubscribe(token), **done}, done=True)
         return done
 
     @unsubscribe_blp.response(200, description="what the link would do (for a browser, "
@@ -295,14 +296,10 @@ class Unsubscribe(MethodView):
     def get(self, token: str) -> Any:
         """What the link does, without doing it: link scanners fetch every link in an email,
         so only a POST unsubscribes (the page's button, or the mail client's one-click)."""
-        info = info_of(token)
+        info = notify.describe_unsubscribe(token)
         if _wants_html():
             return pages.unsubscribe_page(token, info, done=False)
         return {**info, "action": "POST this URL to stop this seat's emails for this game"}
-
-
-def info_of(token: str) -> dict[str, Any]:
-    return notify.describe_unsubscribe(token)
 
 
 def _wants_html() -> bool:

@@ -268,17 +268,14 @@ def table_body(game: GameRow, viewer: Viewer, seen: int | None, recent: int,
     actions = (legal_actions_body(game, viewer, state)
                if viewer.seat is not None and state is not None else None)
     last = game.next_seq - 1
-    start = max(0, last - recent)
-    looked = viewer.seat is not None and seen is not None and seen < last
-    if looked and seen is not None:
-        start = min(start, seen)
+    since_seq = seen if viewer.seat is not None and seen is not None and seen < last else None
+    start = max(0, last - recent) if since_seq is None else min(max(0, last - recent), since_seq)
     rows = archive.events_after(game, start, since_limit + recent)
     if rows and rows[-1].seq < last:  # a long absence: the newest events were not in reach
         latest = list(reversed(archive.events_latest(game, recent)))
     else:
         latest = list(rows[-recent:])
-    since = [row for row in rows if seen is not None and row.seq > seen][:since_limit] \
-        if looked else []
+    since = [] if since_seq is None else [row for row in rows if row.seq > since_seq][:since_limit]
     return {
         "game": body,
         "actions": actions,

@@ -1,13 +1,13 @@
 """The web front end: server-rendered pages for players, hosts and spectators.
 
 A blueprint of ``dos_server``: pages by role (``pages/``, on ``hooks.py`` and ``forms.py``),
-Jinja templates, one CSS file and a little
-plain JavaScript, with no build step. Views call the same services as the API and never
-touch the engine or the database themselves. Who the browser is and CSRF are in ``auth.py``,
-on server-side sessions (``sessions.py``); plain words and card chips in ``present.py``; the
-pages of emailed links (unsubscribe, confirm an address, the account's sign-in link, a bad or
-expired link) in ``pages/mailed.py``. Every HTML answer of the app, whichever blueprint made it,
-gets its security headers here.
+Jinja templates, one CSS file and a little plain JavaScript, with no build step. Views call
+the same services as the API and never touch the engine or the database themselves. Who the
+browser is and CSRF are in ``auth.py``, on server-side sessions (``sessions.py``); plain words
+and times in ``present.py`` (card chips are ``dos_server.cards``); the pages of emailed links
+(unsubscribe, confirm an address, the account's sign-in link, a bad or expired link) in
+``pages/mailed.py``. Every HTML answer of the app, whichever blueprint made it, gets its
+security headers here.
 """
 
 from __future__ import annotations

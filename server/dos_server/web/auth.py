@@ -17,10 +17,12 @@ session, so a form from another site (which cannot read the cookie) is refused.
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, ParamSpec, TypeVar, cast
 from urllib.parse import urlsplit
 
 from flask import current_app, request, session
@@ -32,6 +34,8 @@ from dos_server.problems import Problem, problem_of
 from dos_server.services import access
 from dos_server.web.sessions import ACCOUNT_SESSION, BrowserSession
 
+P = ParamSpec("P")
+R = TypeVar("R")
 ACCOUNT_KEY = "dos_account"  # the browser's account token (read by account.authenticate)
 MAX_SEATS = 12  # the oldest are forgotten first
 MAX_HOSTS = 6
@@ -254,6 +258,24 @@ def csrf_token() -> str:
     return str(_csrf_serializer().dumps(nonce))
 
 
+ORIGIN_CHECKED = "dos_origin_checked"  # a view that checks the Origin header instead of CSRF
+
+
+def origin_checked(view: Callable[P, R]) -> Callable[P, R]:
+    """A POST without a CSRF token (a button on a page that has no session yet, such as the
+    emailed sign-in link's): refused unless it comes from our own origin (403)."""
+
+    @functools.wraps(view)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not same_origin():
+            raise Problem(403, "cross-site", "Cross-site request",
+                          "send this form from the page the email's link opens")
+        return view(*args, **kwargs)
+
+    setattr(checked, ORIGIN_CHECKED, True)
+    return checked
+
+
 def check_csrf() -> None:
     """Refuse a POST whose form does not carry this session's CSRF token (403)."""
     given = request.form.get(CSRF_FIELD, "")
@@ -286,6 +308,7 @@ __all__ = [
     "last_seen",
     "login_address",
     "mark_seen",
+    "origin_checked",
     "park",
     "pending",
     "player_token",

@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import render_template, request
+from flask import current_app, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from dos_server.errors import DomainError
 from dos_server.problems import Problem, busy_problem, problem_of
-from dos_server.web import auth, present
+from dos_server.web import auth
 from dos_server.web.blueprint import bp
 
 log = logging.getLogger("dos_server.web")
@@ -19,16 +19,9 @@ log = logging.getLogger("dos_server.web")
 
 @bp.before_request
 def _csrf() -> None:
-    if request.method != "POST":
-        return
-    if request.endpoint == "web.account_signin_post":
-        # The emailed link's button: its single-use token is the secret; the Origin check
-        # stops a page elsewhere from signing this browser in to someone else's account.
-        if not auth.same_origin():
-            raise Problem(403, "cross-site", "Cross-site request",
-                          "sign in from the page the email's link opens")
-        return
-    auth.check_csrf()
+    view = current_app.view_functions.get(request.endpoint or "")
+    if request.method == "POST" and not getattr(view, auth.ORIGIN_CHECKED, False):
+        auth.check_csrf()
 
 
 @bp.app_template_global()
@@ -55,7 +48,7 @@ def sentence(text: str) -> str:
 
 @bp.app_context_processor  # the web's templates, whichever blueprint renders them
 def _helpers() -> dict[str, Any]:
-    return {"chips": present.chips, "CSRF_FIELD": auth.CSRF_FIELD}
+    return {"CSRF_FIELD": auth.CSRF_FIELD}
 
 
 @bp.errorhandler(Problem)

@@ -1,4 +1,4 @@
-"""Presentation: plain words and card chips from the services' dicts (no database; events are
+"""Presentation: plain words and times from the services' dicts (no database; events are
 put into words by ``dos_engine.wording``, as in the emails and the client).
 
 Everything here is a pure function of the bodies that :mod:`dos_server.services.read` answers,
@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dos_engine.wording import describe
-from dos_server.cards import Chip, chip, chips  # the pages' and the emails' one card chip
 
 
 def history_lines(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
@@ -70,5 +69,5 @@ def utc_text(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-__all__ = ["Chip", "chip", "chips", "history_lines", "parse_time", "relative",
+__all__ = ["history_lines", "parse_time", "relative",
            "since_last_visit", "utc_text"]

@@ -117,6 +117,7 @@ def account_signin(token: str) -> str:
 
 
 @bp.post("/account/signin/<token>")
+@auth.origin_checked  # the single-use token is the secret; CSRF needs a session it has not
 @_link_page
 def account_signin_post(token: str) -> str:
     """Sign this browser in with the emailed link: an account session, kept on the server."""

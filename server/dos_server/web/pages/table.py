@@ -52,8 +52,7 @@ def _table(game_id: str, status: int = 200, notice: str | None = None,
     shown = read.table_body(game, viewer, seen, HISTORY_ON_TABLE)
     body, view, actions = shown["game"], shown["game"]["view"], shown["actions"]
     names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
-    since, more = present.since_last_visit(shown["since"], names, viewer.seat) \
-        if shown["since"] else ([], 0)
+    since, more = present.since_last_visit(shown["since"], names, viewer.seat)
     if viewer.seat is not None:
         auth.mark_seen(game_id, shown["last"])
     deadline = present.parse_time(body["turn_deadline"])
