@@ -32,6 +32,13 @@ def signin_url(game_id: str, signin_token: str) -> str:
     return f"{game_url(game_id)}?{urlencode({'token': signin_token})}"
 
 
+def emailed_move_url(game_id: str, signin_token: str, version: int, number: int) -> str:
+    """A move of a "your turn" email: a page showing it, whose one button plays it at that
+    version (opening the link changes nothing, whoever fetches it)."""
+    return (f"{game_url(game_id)}/emailed-move/{version}/{number}?"
+            f"{urlencode({'token': signin_token})}")
+
+
 def join_url(game_id: str, invite: str) -> str:
     """The invite link: a join page on this server (the invite is a token, not a command)."""
     return f"{game_url(game_id)}/join?{urlencode({'invite': invite})}"

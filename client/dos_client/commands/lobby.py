@@ -109,6 +109,9 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
                      f"{created['invite_code']} --name YOUR_NAME")
     if me:
         lines.append(f"You play as {me}. Next: {settings.command()} show")
+    if invites or open_seats or not me:
+        lines.append(f"The game starts when everyone has joined; `{settings.command()} start` "
+                     "starts it sooner (open seats are removed).")
     settings.emit({"game": name, "id": created["id"], "invites": invites,
                    "invite_code": created["invite_code"] if open_seats else None},
                   "\n".join(lines))
@@ -144,9 +147,15 @@ def join(settings: Settings, invite: str, code: str | None, name: str | None,
                           "token": joined["player_token"], "host_token": None}
     store.section["current"] = saved
     store.save()
-    settings.emit({"game": saved, "seat": joined["seat"], "name": joined["name"]},
+    status = joined["game"]["status"]
+    waiting = [s["name"] or "an open seat" for s in joined["game"]["seats"]
+               if not s.get("claimed")] if status == "waiting" else []
+    started = (f"Still waiting for {', '.join(waiting)}: the game starts when everyone has "
+               "joined, or when the host starts it. " if waiting else "")
+    settings.emit({"game": saved, "seat": joined["seat"], "name": joined["name"],
+                   "status": status},
                   f"You are {joined['name']} (seat {joined['seat']}) in game {game_id}, saved "
-                  f"as {saved!r}. Next: {settings.command()} show")
+                  f"as {saved!r}. {started}Next: {settings.command()} show")
 
 
 @click.command()

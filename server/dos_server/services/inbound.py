@@ -48,13 +48,13 @@ from dos_server.errors import (
 from dos_server.extensions import db
 from dos_server.mailtext import body_text, command_lines, html_to_text
 from dos_server.models import GameRow, InboundMessageRow, SeatRow, utcnow
-from dos_server.services import access, archive, notify, play, read
+from dos_server.services import access, archive, lobby, notify, play, read
 
 log = logging.getLogger("dos_server.inbound")
 
 T = TypeVar("T")
 
-KEYWORDS = ("show", "moves", "history", "resign", "help")
+KEYWORDS = ("show", "moves", "history", "resign", "help", "join")
 HISTORY_EVENTS = 30
 
 HELP = [
@@ -66,6 +66,7 @@ HELP = [
     "  show  or  moves   the table and your numbered moves",
     "  history           the last events of the game",
     "  resign            give up your seat (the random bot plays it on)",
+    "  join              take your seat, in answer to an invitation",
     "  help              this text",
     "A number refers to the list in the email you answer: if the game has moved on since,",
     "nothing is applied and you get the new list.",
@@ -470,6 +471,15 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
     first = lines[0].strip().rstrip(".!").strip().lower()
     if first == "help":
         return "help", HELP, game, seat
+    if first == "join":
+        return _join(game, seat)
+    if game.status == "waiting":
+        raise Refusal("not-started", [
+            "The game has not started yet, so nothing was changed: it starts when everyone "
+            "invited has joined, or when the host starts it.",
+            "You have joined; you will get an email when it is your turn." if seat.claimed
+            else "Reply to the invitation with the word join to take your seat.",
+        ])
     if first in ("show", "moves"):
         return first, ["Here is the game as it stands now."], game, seat
     if first == "history":
@@ -501,6 +511,22 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
     elif turn.state.current == seat.index:
         out.append("It is your turn again: here are the table and your moves.")
     return "applied", out, game, seat
+
+
+def _join(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
+    """Take the seat an invitation was sent for: playing by email needs no other step."""
+    if game.status in ("finished", "cancelled"):
+        raise Refusal("game-closed", [f"Game {game.id} is {game.status}: there is no seat to "
+                                      "take any more."])
+    if seat.claimed:
+        return "joined", ["You had already joined this game; nothing was changed."], game, seat
+    lobby.take_seat(game, seat)
+    if game.status == "active":
+        return "joined", ["You joined, and with you every seat is taken: the game has "
+                          "started. Here is the table."], game, seat
+    return "joined", ["You joined. The game starts when everyone invited has joined, or "
+                      "when the host starts it; an email tells you when it is your turn."], \
+        game, seat
 
 
 def _from_first_command(game: GameRow, seat: int, lines: list[str]) -> list[str]:

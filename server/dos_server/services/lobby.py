@@ -129,7 +129,8 @@ class SeatRemoved(Written):
 
 
 def create_game(request: NewGame) -> Created:
-    """A new game in the lobby (or dealt, when every seat is named); ``title`` is clean."""
+    """A new game in the lobby: it is dealt when every seat is taken by someone who joined
+    (bots join at once), or when the host starts it; ``title`` is clean."""
     seats, options, title = request.seats, request.options, request.title
     turn_time_limit, timeout_policy = request.turn_time_limit, request.timeout_policy
     forfeit_after, vacation_days = request.forfeit_after, request.vacation_days
@@ -175,8 +176,6 @@ def create_game(request: NewGame) -> Created:
             ))
         db.session.add(game)
         db.session.flush()
-        if all(seat.name for seat in game.seats):
-            deal(game)
         invites = []
         for seat in game.seats:
             if seat.name is None or seat.bot:
@@ -225,20 +224,33 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
             seat.name = name
         else:
             raise InvalidInput("send either an invite token, or the invite code and a name")
-        if not seat.claimed and game.status == "waiting":
-            game.version += 1  # the table changed; a second join with one invite changes nothing
-        seat.claimed = True
         if invite and seat.owner_key is None:
             account.claim_by_invite(seat, claims)  # the invite sent to the seat's address
-        if game.status == "waiting" and all(s.name for s in game.seats):
-            deal(game)
+        take_seat(game, seat)
         joined = Joined(snapshot(game), Viewer(seat=seat.index), seat.index, seat.name,
                         seat_token("player", game, seat))
     return joined
 
 
+def take_seat(game: GameRow, seat: SeatRow) -> None:
+    """``seat``'s person came to the table (under the game's lock); the last one deals."""
+    if not seat.claimed and game.status == "waiting":
+        game.version += 1  # the table changed; a second join with one invite changes nothing
+    seat.claimed = True
+    deal_when_everyone_joined(game)
+
+
+def deal_when_everyone_joined(game: GameRow) -> None:
+    """Deal a waiting game once every seat is named and joined: until then no clock runs and
+    no turn is announced, so nobody's turn passes before they came to the table."""
+    if game.status == "waiting" and all(s.name and s.claimed for s in game.seats):
+        deal(game)
+
+
 def start_now(game_id: str, bearer: str | None) -> Written:
-    """The host starts the game with the seats filled so far; open seats are removed."""
+    """The host starts the game with the seats filled so far; open seats are removed. Invited
+    people who have not joined keep their seats and invites: they play from the emails, or
+    join when they come."""
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         require_host(viewer)
@@ -279,8 +291,7 @@ def remove_seat(game_id: str, bearer: str | None, index: int) -> SeatRemoved:
             raise NoPersonLeft("removing this seat would leave only bots; a game needs a person")
         game.seats.remove(seat)
         _renumber(game)
-        if all(s.name for s in game.seats):
-            deal(game)
+        deal_when_everyone_joined(game)
         invites = tuple(Invite(s.index, s.name, seat_token("invite", game, s))
                         for s in game.seats if s.name is not None and not s.bot)
         return SeatRemoved(snapshot(game), viewer, invites)

@@ -166,15 +166,18 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "view": None,
         "moves": [],
         "since": [],
-        # Play by email: replying to this email plays this seat at this version.
-        "reply_to": None if event == "invited" else tokens.reply_address(
+        # Play by email: replying to this email plays this seat at this version (and, to an
+        # invitation, "join" takes the seat).
+        "reply_to": tokens.reply_address(
             game.id, seat.public_id, game.version, seat.token_version),
     }
     # The page a person can read: the seat's table (one press signs the browser in), or the
     # join page of an invite.
     invite = str(data.get("invite", "")).partition(":")[2]
+    signin = access.seat_token("signin", game, seat)
     payload["table"] = (urls.join_url(game.id, invite) if event == "invited" and invite
-                        else urls.signin_url(game.id, access.seat_token("signin", game, seat)))
+                        else urls.signin_url(game.id, signin))
+    payload["signin"] = signin  # each listed move links to a page that plays it
     if event == "game_over":
         payload["record"] = urls.record_url(game.id)
     if state is not None:

@@ -74,7 +74,10 @@ def game_context(payload: Payload) -> dict[str, Any]:
     names = list(payload.get("names") or [])
     view = payload.get("view")
     over = event == "game_over" or (view is not None and view.get("phase") == "over")
-    moves = [{**move, "words": cards.words(move["action"])}
+    signin = payload.get("signin")
+    moves = [{**move, "words": cards.words(move["action"]),
+              "link": urls.emailed_move_url(payload["game_id"], signin, payload["version"],
+                                            move["number"]) if signin else None}
              for move in payload.get("moves") or []]
     return {
         "event": event,

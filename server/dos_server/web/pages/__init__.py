@@ -3,9 +3,10 @@
 ``home`` (the home page, creating a game), ``me`` (all your games), ``host`` (the host's
 controls), ``join`` (joining and signing in to a seat), ``table`` (the game, moves, history,
 record, the live-update long-poll), ``settings`` (the seat's settings), ``mailed`` (the pages
-an email's link opens besides the table).
+an email's link opens besides the table), ``emailed_move`` (a your-turn email's move, in
+two taps).
 """
 
-from dos_server.web.pages import home, host, join, mailed, me, settings, table
+from dos_server.web.pages import emailed_move, home, host, join, mailed, me, settings, table
 
-__all__ = ["home", "host", "join", "mailed", "me", "settings", "table"]
+__all__ = ["emailed_move", "home", "host", "join", "mailed", "me", "settings", "table"]

@@ -27,12 +27,14 @@ def table(game_id: str) -> Page:
     if token:  # a sign-in link: park the token, then show the page without it
         auth.park(game_id, "signin", token)
         return redirect(url_for("web.signin", game_id=game_id), 303)
-    return _table(game_id)
+    return render_table(game_id)
 
 
-def table_viewer(game: Any, game_id: str) -> tuple[access.Viewer, str | None]:
-    """The signed-in seat of this browser (a revoked token signs the browser out)."""
-    token = auth.player_token(game_id)
+def table_viewer(game: Any, game_id: str,
+                 token: str | None = None) -> tuple[access.Viewer, str | None]:
+    """The signed-in seat of this browser, or of ``token`` (a revoked token signs the browser
+    out)."""
+    token = token or auth.player_token(game_id)
     if token is None:
         return access.Viewer(), None
     try:
@@ -44,10 +46,12 @@ def table_viewer(game: Any, game_id: str) -> tuple[access.Viewer, str | None]:
     return viewer, token
 
 
-def _table(game_id: str, status: int = 200, notice: str | None = None,
-           error: Problem | None = None, typed: str = "") -> tuple[str, int]:
+def render_table(game_id: str, status: int = 200, notice: str | None = None,
+                 error: Problem | None = None, typed: str = "",
+                 viewer_token: str | None = None) -> tuple[str, int]:
+    """The table page as this browser's seat (or ``viewer_token``'s) sees it."""
     game = access.get_game(game_id)
-    viewer, _ = table_viewer(game, game_id)
+    viewer, _ = table_viewer(game, game_id, viewer_token)
     seen = auth.last_seen(game_id) if viewer.seat is not None else None
     shown = read.table_body(game, viewer, seen, HISTORY_ON_TABLE)
     body, view, actions = shown["game"], shown["game"]["view"], shown["actions"]
@@ -97,18 +101,18 @@ def move(game_id: str) -> Page:
     turn = request.form.get("turn", "").strip()
     page_key = request.form.get("page", "")[:40]
     if version is None:
-        return _table(game_id, 400, error=Problem(400, "invalid-input", "Invalid form",
+        return render_table(game_id, 400, error=Problem(400, "invalid-input", "Invalid form",
                                                   "the form lost its version; reload the page"))
     number = whole_number(number_text, 1, 100_000) if number_text else None
     if number_text and number is None:
-        return _table(game_id, 422, error=Problem(422, "invalid-input", "No such move",
+        return render_table(game_id, 422, error=Problem(422, "invalid-input", "No such move",
                                                   "choose one of the numbered moves"))
     if number is None and not turn:
-        return _table(game_id, 422, error=Problem(
+        return render_table(game_id, 422, error=Problem(
             422, "invalid-input", "Nothing to play",
             "type a move in the box (e.g. m1 R5; end) or press one of the numbered moves"))
     if len(turn) > 2000:
-        return _table(game_id, 422, error=Problem(422, "invalid-input", "Too long",
+        return render_table(game_id, 422, error=Problem(422, "invalid-input", "Too long",
                                                   "a turn fits on one line"), typed=turn[:2000])
     # One key per page and choice: pressing the same button twice plays once; another choice
     # from the same (now old) page is refused as stale, not as a reused key.
@@ -120,11 +124,12 @@ def move(game_id: str) -> Page:
     except DomainError as error:
         problem = problem_of(error)
         if problem.kind in ("stale-version", "idempotency-key-reused"):
-            return _table(game_id, 409, notice="The game moved on before your move arrived: "
-                          "nothing was played. Here is the table as it is now; choose again.")
+            return render_table(game_id, 409, notice="The game moved on before your move "
+                                "arrived: nothing was played. Here is the table as it is now; "
+                                "choose again.")
         if problem.status in (401, 403, 404):
             raise
-        return _table(game_id, problem.status, error=problem, typed=turn)
+        return render_table(game_id, problem.status, error=problem, typed=turn)
     flash("Played: " + "; ".join(result["applied"]) if result.get("applied") else "Played.")
     return redirect(url_for("web.table", game_id=game_id), 303)
 
