@@ -67,3 +67,14 @@ def test_invited_players_join_by_replying_and_then_play_by_email(world: MailWorl
     _, _, state = world.game(game_id)
     mover = [ANN, BJORN][state.current]  # the bot has played, if it was first
     assert moves_of(latest(world, mover)), "whoever plays first is told, with the moves"
+
+
+def test_joining_by_email_after_the_host_started_the_game(world: MailWorld) -> None:
+    created = world.client.post("/api/games", json={"seats": SEATS}).get_json()
+    world.run_worker()
+    started = world.client.post(f"/api/games/{created['id']}/start",
+                                headers={"Authorization": f"Bearer {created['host_token']}"})
+    assert started.status_code == 200, started.get_json()
+    assert _status(world, created["id"]) == ("active", [False, False, True])
+    assert "already under way" in _reply(world, BJORN, "join")
+    assert _status(world, created["id"]) == ("active", [False, True, True])

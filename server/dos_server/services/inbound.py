@@ -520,7 +520,11 @@ def _join(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRo
                                       "take any more."])
     if seat.claimed:
         return "joined", ["You had already joined this game; nothing was changed."], game, seat
+    waiting = game.status == "waiting"
     lobby.take_seat(game, seat)
+    if not waiting:
+        return "joined", ["You joined: the game is already under way. Here is the table."], \
+            game, seat
     if game.status == "active":
         return "joined", ["You joined, and with you every seat is taken: the game has "
                           "started. Here is the table."], game, seat
