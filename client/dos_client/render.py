@@ -103,9 +103,10 @@ def table(console: Console, game: dict[str, Any], label: str, command: str = "do
                   f"version {game['version']}", style="bold")
     console.print(header)
     if view is None:
-        waiting = [s["seat"] for s in game["seats"] if s.get("open")]
-        console.print(f"Waiting for players: {len(waiting)} open seat(s). "
-                      "The game starts when every seat is filled or the host starts it.")
+        if game["status"] == "waiting":
+            awaited = [s["name"] or "an open seat" for s in game["seats"] if not s.get("claimed")]
+            console.print(f"Waiting for {', '.join(awaited) or 'nobody'} to join. The game "
+                          "starts when everyone has joined, or when the host starts it.")
         return
     you = game.get("you")
     current = view["current"]

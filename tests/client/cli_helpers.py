@@ -63,7 +63,7 @@ class Table:
                           "--target", str(target))
         self.id: str = created["id"]
         joined = as_json("--profile", "bob", "join", created["invites"]["Bob"], "--as", "g")
-        assert joined == {"game": "g", "seat": 1, "name": "Bob"}
+        assert joined == {"game": "g", "seat": 1, "name": "Bob", "status": "active"}
         self.config_file = config_file
 
     def profile(self, seat: int) -> str:

@@ -35,13 +35,15 @@ def test_new_and_join_hints_name_the_profile(server_url: str, config_file: Path)
     created = ok("--profile", "ann", "new", "--seat", "Ann", "--seat", "Bob", "--me", "Ann").stdout
     invite = re.search(r"Invite for Bob: (dos-client join \S+)", created)
     assert invite
-    (next_line,) = hints(created)
+    next_line, start_hint = hints(created)
     assert next_line == "dos-client --profile ann show"
-    assert "Ann 0" in play_hint(next_line).stdout
+    assert start_hint == "dos-client --profile ann start"
+    assert "Waiting for Bob to join" in play_hint(next_line).stdout
     joined = play_hint(invite.group(1).replace("dos-client", "dos-client --profile bob")).stdout
     (next_bob,) = hints(joined)
     assert next_bob == "dos-client --profile bob show"
     text = play_hint(next_bob).stdout
+    assert "Ann 0" in text  # the last one to join deals
     # the list's hints: `move N` and `moves`, with the profile
     for hint in hints(text):
         assert hint.startswith("dos-client --profile bob ")
