@@ -501,3 +501,13 @@ def write_reply(style: str, original: EmailMessage, command: str, sender: str,
         message.set_content(f"{command}\n\nSent from my Galaxy\n\n-----Original Message-----\n"
                             f"{quoted}", cte="base64")
     return message
+
+
+def start_by_host(post: Callable[..., Any], created: dict[str, Any]) -> None:
+    """The host starts a game that waits for its invited people: they play from the emails.
+
+    ``post`` is a Flask test client's or a requests session's ``post``."""
+    answer = post(f"/api/games/{created['id']}/start",
+                  headers={"Authorization": f"Bearer {created['host_token']}"})
+    status = getattr(answer, "status_code", None)
+    assert status == 200, answer

@@ -18,7 +18,7 @@ from dos_server import worker
 from dos_server.extensions import db
 from dos_server.mailin import make_controller
 from dos_server.models import EventRow, GameRow, InboundMessageRow, NotificationRow
-from testkit import MAIL_DOMAIN, SmtpSink, build_app, dispose, free_port
+from testkit import MAIL_DOMAIN, SmtpSink, build_app, dispose, free_port, start_by_host
 
 # The player's mail client is shared with the soak (tests/soak): it lives in testkit.py.
 from testkit import STYLES as STYLES
@@ -67,6 +67,7 @@ class MailWorld:
     def create(self, seats: list[dict[str, Any]], **options: Any) -> str:
         response = self.client.post("/api/games", json={"seats": seats, "options": options})
         assert response.status_code == 201, response.get_data(as_text=True)
+        start_by_host(self.client.post, response.get_json())
         return str(response.get_json()["id"])
 
     def game(self, game_id: str) -> tuple[int, str, Game]:

@@ -33,7 +33,7 @@ from dos_engine import Game
 from dos_server import create_app
 from dos_server.extensions import db
 from dos_server.models import GameRow, InboundMessageRow
-from testkit import free_port, wait_for
+from testkit import free_port, start_by_host, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -148,33 +148,40 @@ def test_the_loop_through_postfix(stack: tuple[Flask, Postfix, Callable[[], str]
     assert answer.status_code == 201, answer.get_data(as_text=True)
     game_id = answer.get_json()["id"]
 
-    def turn_emails() -> list[EmailMessage]:
-        return [m for m in _inbox(postfix) if m["X-DOS-Event"] == "your_turn"]
+    def emails_of(kind: str) -> list[EmailMessage]:
+        return [m for m in _inbox(postfix) if m["X-DOS-Event"] == kind]
 
-    wait_for(lambda: bool(turn_emails()), 60, "the your-turn email in dora's mailbox", logs)
-    turn = turn_emails()[-1]
+    def answer_with(original: EmailMessage, text: str) -> EmailMessage:
+        reply = EmailMessage()
+        reply["From"] = f"Dora <{DORA}>"
+        reply["To"] = str(original["Reply-To"])
+        reply["Subject"] = f"Re: {original['Subject']}"
+        reply["Message-ID"] = email.utils.make_msgid(domain=PLAYERS)
+        reply["In-Reply-To"] = str(original["Message-ID"])
+        reply.set_content(f"{text}\n\nDora\n")
+        postfix.sendmail(DORA, bytes(reply))
+        return reply
+
+    start_by_host(app.test_client().post, answer.get_json())
+    wait_for(lambda: bool(emails_of("your_turn")), 60, "the your-turn email in dora's mailbox",
+             logs)
+    turn = emails_of("your_turn")[-1]
     assert turn["List-Unsubscribe"].startswith("<https://") or \
         turn["List-Unsubscribe"].startswith("<http://")
     version, _ = _game(app, game_id)
 
-    reply = EmailMessage()
-    reply["From"] = f"Dora <{DORA}>"
-    reply["To"] = str(turn["Reply-To"])
-    reply["Subject"] = f"Re: {turn['Subject']}"
-    reply["Message-ID"] = email.utils.make_msgid(domain=PLAYERS)
-    reply["In-Reply-To"] = str(turn["Message-ID"])
-    reply.set_content("1\n\nDora\n")
-    postfix.sendmail(DORA, bytes(reply))
+    reply = answer_with(turn, "1")
     wait_for(lambda: _game(app, game_id)[0] > version, 60, "the emailed move to apply", logs)
-    wait_for(lambda: any(m["X-DOS-Event"] == "mail_reply" for m in _inbox(postfix)), 60,
-          "the answer in dora's mailbox", logs)
-    answer_mail = next(m for m in _inbox(postfix) if m["X-DOS-Event"] == "mail_reply")
-    assert answer_mail["In-Reply-To"] == reply["Message-ID"]
+    def answers() -> list[EmailMessage]:
+        return [m for m in emails_of("mail_reply") if m["In-Reply-To"] == reply["Message-ID"]]
+
+    wait_for(lambda: bool(answers()), 60, "the answer in dora's mailbox", logs)
     with app.app_context():
         sources = db.session.execute(sa.select(InboundMessageRow.source,
                                                InboundMessageRow.outcome)).all()
         db.session.remove()
-    assert [tuple(s) for s in sources] == [("lmtp" if postfix.lmtp else "smtp", "applied")]
+    source = "lmtp" if postfix.lmtp else "smtp"
+    assert [tuple(s) for s in sources] == [(source, "applied")]
 
     # Unknown play addresses are refused at RCPT, before Postfix takes the message.
     forged = str(turn["Reply-To"]).replace("@", "x@")
