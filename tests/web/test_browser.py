@@ -10,92 +10,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import tarfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
-from flask.testing import FlaskClient
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from browsing import Site, any_site, axe_script, browser, new_page, serious_violations, sign_in, site
+from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import Error as PlaywrightError
-from web_helpers import api_game, api_view, join_api, signin_link
 
-from testkit import ROOT, backend, build_app, db_url, dispose, serving
+from testkit import ROOT, backend, db_url
 
-__all__ = ["backend", "db_url"]  # the database fixtures, for ``any_site``
-
-CHROMIUM = os.environ.get("DOS_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-AXE_VERSION = "4.14.1"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-@dataclass
-class Site:
-    app: Flask
-    base: str
-    api: FlaskClient
-
-    def game(self, seats: list[dict[str, Any]], **options: Any) -> tuple[str, list[str]]:
-        """A game made through the API; returns its id and the people's player tokens."""
-        created = api_game(self.api, seats, **options)
-        tokens = [join_api(self.api, created["id"], i["invite"]) for i in created["invites"]]
-        return created["id"], tokens
-
-    def view(self, game_id: str, token: str | None = None) -> dict[str, Any]:
-        return api_view(self.api, game_id, token)
-
-    def link(self, game_id: str, seat: int) -> str:
-        return signin_link(self.app, game_id, seat)
-
-
-def _site(url: str) -> Iterator[Site]:
-    # Short long-polls: leaving waits for the ones still running (``finish_requests``).
-    app = build_app(url, WEB_WAIT_SECONDS=2, WEB_WAIT_POLL_SECONDS=0.1)
-    try:
-        with serving(app, finish_requests=True) as base:
-            app.config["PUBLIC_URL"] = base
-            yield Site(app, base, app.test_client())
-    finally:
-        dispose(app)
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
-    """The app on SQLite."""
-    yield from _site(f"sqlite:///{tmp_path / 'dos.sqlite3'}")
-
-
-@pytest.fixture
-def any_site(db_url: str) -> Iterator[Site]:
-    """The app on SQLite and, with TEST_DATABASE_URL, on PostgreSQL (where live updates are
-    woken by LISTEN/NOTIFY): for the main stories."""
-    yield from _site(db_url)
-
-
-def new_page(browser: Browser, **options: Any) -> Page:
-    return browser.new_context(**options).new_page()
-
-
-def sign_in(page: Page, site: Site, game_id: str, seat: int, name: str) -> None:
-    """Follow a your-turn email's link and press Continue."""
-    page.goto(site.link(game_id, seat))
-    page.get_by_role("button", name=f"Continue as {name}").click()
-    expect(page.get_by_text(f"{name} (you)")).to_be_visible()
-    assert page.url == f"{site.base}/games/{game_id}"  # the token left the address bar
-    assert "token" not in page.evaluate("document.referrer + location.href")
+# The fixtures, for pytest to find in this module.
+__all__ = ["any_site", "axe_script", "backend", "browser", "db_url", "site"]
 
 
 def hand(page: Page) -> list[str]:
@@ -346,20 +273,6 @@ def test_a_post_without_the_csrf_token_is_refused(browser: Browser, site: Site) 
     page.context.close()
 
 
-@pytest.fixture(scope="module")
-def axe_script(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """axe-core from the npm registry (npm's cache keeps it after the first run)."""
-    folder = tmp_path_factory.mktemp("axe")
-    subprocess.run(["npm", "pack", f"axe-core@{AXE_VERSION}", "--silent", "--prefer-offline",
-                    "--pack-destination",
-                    str(folder)], check=True, capture_output=True, timeout=180)
-    (tarball,) = folder.glob("axe-core-*.tgz")
-    with tarfile.open(tarball) as archive:
-        member = archive.extractfile("package/axe.min.js")
-        assert member is not None
-        return member.read().decode()
-
-
 def test_no_serious_accessibility_violations(browser: Browser, site: Site, axe_script: str) -> None:
     game_id, _ = site.game([{"name": "alice"}, {"name": "bob"}, {"bot": "greedy"}])
     signed_in = new_page(browser, bypass_csp=True)  # axe is injected as an inline script
@@ -370,11 +283,7 @@ def test_no_serious_accessibility_violations(browser: Browser, site: Site, axe_s
                        (stranger, f"/games/{game_id}/record"),
                        (stranger, f"/games/{game_id}?token=expired-or-garbage")):
         page.goto(site.base + path)
-        page.add_script_tag(content=axe_script)
-        violations = page.evaluate("async () => (await axe.run()).violations.map("
-                                   "v => ({id: v.id, impact: v.impact, help: v.help,"
-                                   " nodes: v.nodes.slice(0, 3).map(n => n.html)}))")
-        serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+        serious = serious_violations(page, axe_script)
         assert not serious, f"{path}: {serious}"
     for page in (signed_in, stranger):
         page.context.close()

@@ -297,6 +297,17 @@ def test_account_sign_in_link_garbage_expired_and_used(
     assert_bad_link(again, 410, "used already")
 
 
+def test_the_sign_in_button_works_under_no_referrer(app: Flask) -> None:
+    """Our pages send Referrer-Policy: no-referrer, so a browser posts the button's form with
+    "Origin: null": Sec-Fetch-Site tells our own page from another site's."""
+    game(app)
+    elsewhere = {"Origin": "null", "Sec-Fetch-Site": "cross-site"}
+    link = login_link(app, ANN)
+    assert app.test_client().post(path_of(link), headers=elsewhere).status_code == 403
+    ours = {"Origin": "null", "Sec-Fetch-Site": "same-origin"}
+    assert app.test_client().post(path_of(link), headers=ours).status_code == 200
+
+
 # -- the fresh link the page offers ----------------------------------------------------------
 
 

@@ -235,8 +235,12 @@ def invite_seat_name(game_id: str, invite: str) -> str:
 def same_origin() -> bool:
     """A POST from our own page (a login-CSRF page elsewhere cannot sign you in)."""
     origin = request.headers.get("Origin")
-    if origin is None or origin == "null":
-        return origin is None
+    if origin is None:
+        return True
+    if origin == "null":
+        # Our pages' Referrer-Policy (no-referrer) makes browsers send a form's POST with
+        # "Origin: null"; Sec-Fetch-Site, which no page can set, still says where it came from.
+        return request.headers.get("Sec-Fetch-Site") == "same-origin"
     theirs = urlsplit(origin)
     ours = [urlsplit(request.host_url), urlsplit(urls.public_base())]
     return any((theirs.scheme, theirs.netloc) == (o.scheme, o.netloc) for o in ours)
