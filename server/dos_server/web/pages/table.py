@@ -4,11 +4,27 @@ the rematch, and the long-poll that tells the page the game moved on."""
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from typing import Any
 
-from flask import Response, current_app, flash, jsonify, redirect, render_template, request, url_for
+from flask import (
+    Response,
+    after_this_request,
+    current_app,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from werkzeug.datastructures import MultiDict
+from werkzeug.wrappers import Response as BaseResponse
 
+from dos_engine.actions import Match
+from dos_engine.cards import Card
+from dos_engine.errors import InvalidActionError
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
@@ -19,6 +35,14 @@ from dos_server.web.forms import Page, whole_number
 from dos_server.web.pages.host import host_and_sit
 
 HISTORY_ON_TABLE = 30
+# A request carrying this header (the table's script, with fetch) gets the table fragment
+# alone, not the whole page: a move answers in place and the live update swaps it in.
+PART_HEADER = "X-DOS-Part"
+_CATCH = re.compile(r"catch \d{1,2}")
+
+
+def wants_part() -> bool:
+    return request.headers.get(PART_HEADER) == "table"
 
 
 @bp.get("/games/<game_id>")
@@ -48,8 +72,23 @@ def table_viewer(game: Any, game_id: str,
 
 def render_table(game_id: str, status: int = 200, notice: str | None = None,
                  error: Problem | None = None, typed: str = "",
-                 viewer_token: str | None = None) -> tuple[str, int]:
-    """The table page as this browser's seat (or ``viewer_token``'s) sees it."""
+                 viewer_token: str | None = None, picked: list[str] | None = None,
+                 played: str | None = None) -> tuple[str, int]:
+    """The table page as this browser's seat (or ``viewer_token``'s) sees it; only the table
+    fragment when the page's script asks for it (:data:`PART_HEADER`).
+
+    ``picked``: the hand cards a refused pick named, ticked again so the player can change
+    the pick rather than start over. ``played``: what the move just made did, in words.
+    """
+    part = wants_part()
+
+    @after_this_request
+    def _vary(response: BaseResponse) -> BaseResponse:
+        response.headers["Vary"] = PART_HEADER
+        if part:
+            response.headers[PART_HEADER] = "table"
+        return response
+
     game = access.get_game(game_id)
     viewer, _ = table_viewer(game, game_id, viewer_token)
     seen = auth.last_seen(game_id) if viewer.seat is not None else None
@@ -63,7 +102,10 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
     fair = shown["fairness"]
     nonce = secrets.token_urlsafe(12)
     return render_template(
-        "table.html", game=body, view=view, names=names, actions=actions, status=body["status"],
+        "_table.html" if part else "table.html", game=body, view=view, names=names,
+        actions=actions, status=body["status"], played=played, picked=picked or [],
+        cards=present.card_table(view, actions, names, picked or []),
+        low=present.low_hands(view, names, viewer.seat, body["status"]),
         history=list(reversed(present.history_lines(shown["recent"], names))),
         since=since, since_more=more, notice=notice, error=error, typed=typed,
         deadline=deadline, deadline_text=present.relative(deadline) if deadline else None,
@@ -100,6 +142,7 @@ def move(game_id: str) -> Page:
     number_text = request.form.get("number", "")
     turn = request.form.get("turn", "").strip()
     page_key = request.form.get("page", "")[:40]
+    picked = [code for code in request.form.getlist("card") if code][:12]
     if version is None:
         return render_table(game_id, 400, error=Problem(400, "invalid-input", "Invalid form",
                                                   "the form lost its version; reload the page"))
@@ -107,6 +150,12 @@ def move(game_id: str) -> Page:
     if number_text and number is None:
         return render_table(game_id, 422, error=Problem(422, "invalid-input", "No such move",
                                                   "choose one of the numbered moves"))
+    typed = turn
+    if number is None and not turn:
+        try:
+            turn = picked_move(request.form) or ""
+        except Problem as refused:
+            return render_table(game_id, refused.status, error=refused, picked=picked)
     if number is None and not turn:
         return render_table(game_id, 422, error=Problem(
             422, "invalid-input", "Nothing to play",
@@ -129,9 +178,61 @@ def move(game_id: str) -> Page:
                                 "choose again.")
         if problem.status in (401, 403, 404):
             raise
-        return render_table(game_id, problem.status, error=problem, typed=turn)
-    flash("Played: " + "; ".join(result["applied"]) if result.get("applied") else "Played.")
+        return render_table(game_id, problem.status, error=problem, typed=typed, picked=picked)
+    applied = "Played: " + "; ".join(result["applied"]) if result.get("applied") else "Played."
+    if wants_part():  # the script swaps the new table in: no redirect, no second request
+        seats = result["game"]["seats"]
+        names = [s["name"] or f"seat {s['seat'] + 1}" for s in seats]
+        said = present.own_lines(result["events"], names, result["game"]["you"])
+        return render_table(game_id, played="; ".join(said) + "." if said else applied)
+    flash(applied)
     return redirect(url_for("web.table", game_id=game_id), 303)
+
+
+def picked_move(form: MultiDict[str, str]) -> str | None:
+    """The canonical notation of what was picked on the card table: the hand cards ticked
+    (``card``) and the button pressed, a Center Row card (``target``), the Center Row's open
+    slot (``to``: add or place) or a button (``do``: draw, end, dos, catch N). None if the
+    form holds none of them. A pick that cannot be a move raises a :class:`Problem` that says
+    why in the rules' words; whether the move is legal now is the engine's to say.
+    """
+    do, target, to = (form.get(name, "").strip() for name in ("do", "target", "to"))
+    codes = [code for code in form.getlist("card") if code]
+    if do:
+        if do in ("draw", "end", "dos") or _CATCH.fullmatch(do):
+            return do
+        raise Problem(422, "invalid-input", "No such move", "choose one of the buttons")
+    if not target and not to:
+        if codes:
+            raise Problem(422, "invalid-input", "Where to?",
+                          "you picked cards; now press the Center Row card they match")
+        return None
+    try:
+        cards = tuple(Card.from_code(code) for code in codes)
+    except InvalidActionError as error:
+        raise Problem(422, "invalid-input", "Not a card", str(error)) from None
+    if target:
+        position = whole_number(target, 1, 999)
+        if position is None:
+            raise Problem(422, "invalid-input", "No such card", "press a Center Row card")
+        if not cards:
+            raise Problem(422, "illegal-action", "Pick your cards first",
+                          "pick one card of your hand (or two that add up, for a double "
+                          "match), then press the Center Row card they match", rule="3.1")
+        if len(cards) > 2:
+            raise Problem(422, "illegal-action", "Too many cards",
+                          f"you picked {len(cards)} cards: a match uses one card of the same "
+                          "number (3.1) or exactly two that add up to it (3.2)", rule="3.2")
+        return Match(position, cards).text()
+    if to not in ("add", "place"):
+        raise Problem(422, "invalid-input", "No such move", "choose one of the buttons")
+    if len(cards) != 1:
+        why = ("after a draw with no match you add one card of your hand to the Center Row"
+               if to == "add" else "each colour bonus lets you place one card of your hand "
+               "into the Center Row")
+        raise Problem(422, "illegal-action", "Pick one card",
+                      f"you picked {len(cards)}: {why}", rule="3.6" if to == "add" else "3.5")
+    return f"{to} {cards[0].code}"
 
 
 @bp.post("/games/<game_id>/rematch")
