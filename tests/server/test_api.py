@@ -43,9 +43,9 @@ def _event_count(client: FlaskClient, game_id: str, token: str) -> int:
 def test_complete_game_with_bots_and_players(app: Flask, client: FlaskClient) -> None:
     game = create(client, [{"name": "ann"}, {"bot": "random"}, {"name": "bob"}, {"bot": "greedy"}],
                   target_score=25)
-    assert game["status"] == "active"  # every seat is named: dealt at once
+    assert game["status"] == "waiting"  # for ann and bob to join; the bots join at once
     assert game["host"] is True
-    assert game["view"]["hand"] is None  # the host is no seat
+    assert game["view"] is None  # nothing is dealt yet
     assert {i["seat"] for i in game["invites"]} == {0, 2}
     record = client.get(f"/api/games/{game['id']}/record")
     assert_problem(record, 409)
@@ -56,6 +56,9 @@ def test_complete_game_with_bots_and_players(app: Flask, client: FlaskClient) ->
         assert joined["seat"] == invite["seat"]
         assert joined["game"]["you"] == invite["seat"]
         tokens[joined["seat"]] = joined["player_token"]
+    host_view = client.get(f"/api/games/{game['id']}", headers=auth(game["host_token"]))
+    assert host_view.get_json()["status"] == "active"  # the last to join dealt
+    assert host_view.get_json()["view"]["hand"] is None  # the host is no seat
 
     final = play_game(client, game["id"], tokens, seed=1)
     assert final["view"]["winner"] is not None

@@ -41,8 +41,8 @@ def _signed_in_browsers(app: Flask) -> tuple[dict[str, Any], list[FlaskClient]]:
 
 def _get_routes(app: Flask, game_id: str) -> Iterator[str]:
     """A path for every GET route of the app, its arguments filled in."""
-    values = {"game_id": game_id, "token": "garbage", "seat": 0, "filename": "dos.css",
-              "session_id": "0123456789abcdef"}
+    values = {"game_id": game_id, "token": "garbage", "seat": 0, "version": 1, "number": 1,
+              "filename": "dos.css", "session_id": "0123456789abcdef"}
     for rule in app.url_map.iter_rules():
         if "GET" not in (rule.methods or set()):
             continue

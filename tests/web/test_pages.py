@@ -401,11 +401,14 @@ def test_host_starts_with_the_seats_filled_so_far_or_cancels(app: Flask) -> None
 
     game_id = post(host, "/new", create_form(seat2_kind="greedy"), page="/new") \
         .headers["Location"].split("/")[2]
-    assert api_view(host, game_id)["status"] == "active"  # all seats named: dealt at once
+    assert api_view(host, game_id)["status"] == "waiting"  # for the second person to join
+    assert post(host, f"/games/{game_id}/start",
+                page=f"/games/{game_id}/host").status_code == 303
+    assert api_view(host, game_id)["status"] == "active"
     game_id = post(host, "/new", create_form(), page="/new").headers["Location"].split("/")[2]
     response = post(host, f"/games/{game_id}/seats/2/remove", page=f"/games/{game_id}/host")
     assert response.status_code == 303
-    assert api_view(host, game_id)["status"] == "active"  # the open seat gone: all named
+    assert api_view(host, game_id)["status"] == "waiting"  # the open seat gone: still for Bob
 
 
 def test_the_lobby_offers_everything_the_api_does(app: Flask) -> None:
