@@ -503,11 +503,12 @@ def write_reply(style: str, original: EmailMessage, command: str, sender: str,
     return message
 
 
-def start_by_host(post: Callable[..., Any], created: dict[str, Any]) -> None:
+def start_by_host(post: Callable[..., Any], created: dict[str, Any]) -> dict[str, Any]:
     """The host starts a game that waits for its invited people: they play from the emails.
+    Returns the started game as the host sees it.
 
-    ``post`` is a Flask test client's or a requests session's ``post``."""
+    ``post`` is a Flask test client's ``post``."""
     answer = post(f"/api/games/{created['id']}/start",
                   headers={"Authorization": f"Bearer {created['host_token']}"})
-    status = getattr(answer, "status_code", None)
-    assert status == 200, answer
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    return dict(answer.get_json())

@@ -19,7 +19,7 @@ from flask.testing import FlaskClient
 from dos_server import worker
 from dos_server.extensions import db
 from dos_server.models import DeliveryAttemptRow, NotificationRow
-from testkit import PYTHONPATH, SECRET
+from testkit import PYTHONPATH, SECRET, start_by_host
 
 # Shared with the soak (tests/soak): they live in testkit.py; the notify tests import them here.
 from testkit import Received as Received
@@ -102,9 +102,14 @@ def auth(token: str) -> dict[str, str]:
 
 
 def create(client: FlaskClient, seats: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+    """A game the host started at once: its invited people play from the notifications (or
+    join later)."""
     response = client.post("/api/games", json={"seats": seats, **options})
     assert response.status_code == 201, response.get_data(as_text=True)
-    return dict(response.get_json())
+    created = dict(response.get_json())
+    if all(seat.get("name") or seat.get("bot") for seat in seats):
+        created.update(start_by_host(client.post, created))
+    return created
 
 
 def player_tokens(client: FlaskClient, game: dict[str, Any]) -> dict[int, str]:

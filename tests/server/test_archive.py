@@ -169,7 +169,8 @@ def test_active_and_recent_games_are_not_archived(make_app: Callable[..., Flask]
     app = make_app(ARCHIVE_AFTER_SECONDS=3600)
     client = app.test_client()
     active = create(client, [{"name": "ann"}, {"bot": "random"}], target_score=500)
-    assert active["status"] == "active"
+    joined = join(client, active["id"], invite=active["invites"][0]["invite"])
+    assert joined["game"]["status"] == "active"
     finished, _ = _finished_game(client, target=10)
     with app.app_context():
         assert archive.archive_due(utcnow()) == 0  # finished less than an hour ago

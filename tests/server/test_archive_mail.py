@@ -116,7 +116,9 @@ def _played_by_mail(app: Flask, post: Post) -> tuple[str, bool]:
                  "game.game_over": DeliveryError("HTTP 502", status=502)}
     rng = random.Random(7)
     with app.app_context():
-        game_id = lobby.create_game(lobby.NewGame(SEATS, {"target_score": 40})).game.id
+        created = lobby.create_game(lobby.NewGame(SEATS, {"target_score": 40}))
+        game_id = created.game.id
+        lobby.start_now(game_id, created.host_token)  # Ann plays from her emails
         stale: tuple[bytes, str] | None = None
         while True:
             game = access.get_game(game_id)
