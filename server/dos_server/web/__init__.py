@@ -16,6 +16,7 @@ import logging
 from urllib.parse import urlsplit
 
 from flask import Flask, current_app, redirect, request
+from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.wrappers import Response as BaseResponse
 
 from dos_server.web.blueprint import bp
@@ -45,6 +46,8 @@ def init_app(app: Flask) -> None:
     watch.init_app(app)
     _redact_werkzeug_log()
     app.register_blueprint(bp)
+    for unrouted in (NotFound, MethodNotAllowed):  # before the API's handler of every HTTP error
+        app.register_error_handler(unrouted, hooks.unrouted)
 
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import current_app, render_template, request
+from flask import Response, current_app, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from dos_server.errors import DomainError
-from dos_server.problems import Problem, busy_problem, problem_of
+from dos_server.problems import Problem, busy_problem, problem_from_http, problem_of, problem_response
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
 
@@ -72,8 +72,19 @@ def _http_error(error: HTTPException) -> tuple[str, int] | tuple[str, int, dict[
              429: "Too many requests"}.get(code, error.name)
     detail = ("too many requests from your address; wait a minute and try again"
               if code == 429 else error.description or title)
-    problem = Problem(code, "http", title, detail)
-    return _problem(problem)
+    allow = {k: v for k, v in error.get_headers() if k.lower() == "allow"}  # with a 405
+    return _problem(Problem(code, "http", title, detail, headers=allow))
+
+
+def unrouted(error: HTTPException) -> Response | tuple[str, int] | tuple[str, int, dict[str, str]]:
+    """A URL that no route answers (or not with this method) is answered before any blueprint
+    has it: the page for a person, the problem for a program (under /api/, or asking for
+    JSON); a route's own 404 or 405 keeps its blueprint's answer."""
+    best = request.accept_mimetypes.best_match(
+        ["text/html", "application/problem+json", "application/json"], "text/html")
+    if request.blueprint is None and not request.path.startswith("/api/") and best == "text/html":
+        return _http_error(error)
+    return problem_response(problem_from_http(error))
 
 
 @bp.errorhandler(Exception)
