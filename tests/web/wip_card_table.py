@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
-from test_browser import axe_script, browser, new_page, sign_in, site  # noqa: F401 - fixtures
-from test_browser import Site
+from test_browser import Site, axe_script, browser, new_page, sign_in, site  # noqa: F401 - fixtures
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
          "device_scale_factor": 2}
