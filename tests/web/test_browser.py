@@ -186,13 +186,15 @@ def test_a_whole_game_created_joined_and_played_in_browsers_only(
     alice = new_page(browser, **desktop)
     invite = create_in_lobby(alice, site, "10", lambda: alice.get_by_label(
         "A turn whose time ran out is played by").select_option("greedy"))
-    alice.get_by_role("link", name="Open the table").click()
+    expect(alice.get_by_role("link", name="Open the table")).to_have_count(0)  # bob is awaited
 
     bob = new_page(browser, **desktop)
     bob.goto(invite)
     assert "invite" not in bob.url
     bob.get_by_role("button", name="Join as bob").click()
     expect(bob.get_by_text("bob (you)")).to_be_visible()
+    alice.reload()  # bob was the last to join: the game is dealt
+    alice.get_by_role("link", name="Open the table").click()
     table = bob.url
     shot = tmp_path / "web-table.png"
     open_page(alice, table)
