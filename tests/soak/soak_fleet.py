@@ -382,6 +382,10 @@ class Players:
             assert joined.status_code == 200, joined.text
             game.tokens[seat] = joined.json()["player_token"]
             game.secrets[seat] = invite["webhook_secret"]
+        if game.email:  # the email players play from their emails: the host starts the game
+            started = self.api.call("POST", f"/api/games/{game.id}/start",
+                                    created["host_token"])
+            assert started.status_code == 200, started.text
         game.status = "active"
 
     @staticmethod
