@@ -132,7 +132,7 @@ def test_open_seats_join_with_code_and_start(config_file: Path, server_url: str)
                "--name", "Bob")
     assert "You are Bob (seat 1)" in plain.stdout
     waiting = ok("show")
-    assert "Waiting for players: 1 open seat(s)" in waiting.stdout
+    assert "Waiting for an open seat to join" in waiting.stdout
     not_started = run("moves")
     assert not_started.exit_code == 3  # 409 game-not-started
     assert "not started" in not_started.stderr.lower()

@@ -79,10 +79,13 @@ def _http_error(error: HTTPException) -> tuple[str, int] | tuple[str, int, dict[
 def unrouted(error: HTTPException) -> Response | tuple[str, int] | tuple[str, int, dict[str, str]]:
     """A URL that no route answers (or not with this method) is answered before any blueprint
     has it: the page for a person, the problem for a program (under /api/, or asking for
-    JSON); a route's own 404 or 405 keeps its blueprint's answer."""
+    JSON, or naming no type: a browser's navigation always names text/html); a route's own
+    404 or 405 keeps its blueprint's answer."""
+    named = any(mimetype == "text/html" for mimetype, _ in request.accept_mimetypes)
     best = request.accept_mimetypes.best_match(
-        ["text/html", "application/problem+json", "application/json"], "text/html")
-    if request.blueprint is None and not request.path.startswith("/api/") and best == "text/html":
+        ["text/html", "application/problem+json", "application/json"])
+    if request.blueprint is None and not request.path.startswith("/api/") and named \
+            and best == "text/html":
         return _http_error(error)
     return problem_response(problem_from_http(error))
 
