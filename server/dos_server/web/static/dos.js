@@ -1,5 +1,6 @@
-// DOS by mail: the pages' only script. Local times, and live updates of the table by
-// long-polling /games/<id>/wait. Everything works without it (plain forms; reload).
+// DOS by mail: every page's script. Local times, and live updates of the table by
+// long-polling /games/<id>/wait (the table's own script, table.js, swaps its part in place
+// instead). Everything works without it (plain forms; reload).
 (function () {
   "use strict";
   document.querySelectorAll("time[data-local]").forEach(function (el) {
@@ -10,6 +11,9 @@
   var body = document.body;
   var url = body.getAttribute("data-wait");
   if (!url || !window.fetch) { return; }
+  // A page with a part of its own (the table) is kept live by its module script, which swaps
+  // the part in place; a browser without modules runs this reload instead.
+  if (body.hasAttribute("data-part") && "noModule" in document.createElement("script")) { return; }
   var version = body.getAttribute("data-version");
   var live = document.getElementById("live");
 
