@@ -45,6 +45,7 @@ import requests
 import sqlalchemy as sa
 from aiosmtpd.controller import Controller
 from flask import Flask
+from flask.testing import FlaskClient
 from standardwebhooks.webhooks import Webhook
 from werkzeug.serving import ThreadedWSGIServer, make_server
 
@@ -503,12 +504,10 @@ def write_reply(style: str, original: EmailMessage, command: str, sender: str,
     return message
 
 
-def start_by_host(post: Callable[..., Any], created: dict[str, Any]) -> dict[str, Any]:
+def start_by_host(client: FlaskClient, created: dict[str, Any]) -> dict[str, Any]:
     """The host starts a game that waits for its invited people: they play from the emails.
-    Returns the started game as the host sees it.
-
-    ``post`` is a Flask test client's ``post``."""
-    answer = post(f"/api/games/{created['id']}/start",
-                  headers={"Authorization": f"Bearer {created['host_token']}"})
+    Returns the started game as the host sees it."""
+    answer = client.post(f"/api/games/{created['id']}/start",
+                         headers={"Authorization": f"Bearer {created['host_token']}"})
     assert answer.status_code == 200, answer.get_data(as_text=True)
     return dict(answer.get_json())

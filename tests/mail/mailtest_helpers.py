@@ -67,7 +67,7 @@ class MailWorld:
     def create(self, seats: list[dict[str, Any]], **options: Any) -> str:
         response = self.client.post("/api/games", json={"seats": seats, "options": options})
         assert response.status_code == 201, response.get_data(as_text=True)
-        start_by_host(self.client.post, response.get_json())
+        start_by_host(self.client, response.get_json())
         return str(response.get_json()["id"])
 
     def game(self, game_id: str) -> tuple[int, str, Game]:

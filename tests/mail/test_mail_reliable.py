@@ -38,7 +38,7 @@ ANN, BJORN = "ann@example.org", "bjorn@example.org"
 def _game(world: MailWorld, seats: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
     answer = world.client.post("/api/games", json={"seats": seats, "options": options})
     assert answer.status_code == 201, answer.get_data(as_text=True)
-    start_by_host(world.client.post, answer.get_json())
+    start_by_host(world.client, answer.get_json())
     world.run_worker()
     return dict(answer.get_json())
 

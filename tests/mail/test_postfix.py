@@ -147,41 +147,35 @@ def test_the_loop_through_postfix(stack: tuple[Flask, Postfix, Callable[[], str]
         "seats": [{"name": "dora", "email": DORA}, {"bot": "greedy"}]})
     assert answer.status_code == 201, answer.get_data(as_text=True)
     game_id = answer.get_json()["id"]
+    start_by_host(app.test_client(), answer.get_json())  # dora plays from her emails
 
-    def emails_of(kind: str) -> list[EmailMessage]:
-        return [m for m in _inbox(postfix) if m["X-DOS-Event"] == kind]
+    def turn_emails() -> list[EmailMessage]:
+        return [m for m in _inbox(postfix) if m["X-DOS-Event"] == "your_turn"]
 
-    def answer_with(original: EmailMessage, text: str) -> EmailMessage:
-        reply = EmailMessage()
-        reply["From"] = f"Dora <{DORA}>"
-        reply["To"] = str(original["Reply-To"])
-        reply["Subject"] = f"Re: {original['Subject']}"
-        reply["Message-ID"] = email.utils.make_msgid(domain=PLAYERS)
-        reply["In-Reply-To"] = str(original["Message-ID"])
-        reply.set_content(f"{text}\n\nDora\n")
-        postfix.sendmail(DORA, bytes(reply))
-        return reply
-
-    start_by_host(app.test_client().post, answer.get_json())
-    wait_for(lambda: bool(emails_of("your_turn")), 60, "the your-turn email in dora's mailbox",
-             logs)
-    turn = emails_of("your_turn")[-1]
+    wait_for(lambda: bool(turn_emails()), 60, "the your-turn email in dora's mailbox", logs)
+    turn = turn_emails()[-1]
     assert turn["List-Unsubscribe"].startswith("<https://") or \
         turn["List-Unsubscribe"].startswith("<http://")
     version, _ = _game(app, game_id)
 
-    reply = answer_with(turn, "1")
+    reply = EmailMessage()
+    reply["From"] = f"Dora <{DORA}>"
+    reply["To"] = str(turn["Reply-To"])
+    reply["Subject"] = f"Re: {turn['Subject']}"
+    reply["Message-ID"] = email.utils.make_msgid(domain=PLAYERS)
+    reply["In-Reply-To"] = str(turn["Message-ID"])
+    reply.set_content("1\n\nDora\n")
+    postfix.sendmail(DORA, bytes(reply))
     wait_for(lambda: _game(app, game_id)[0] > version, 60, "the emailed move to apply", logs)
-    def answers() -> list[EmailMessage]:
-        return [m for m in emails_of("mail_reply") if m["In-Reply-To"] == reply["Message-ID"]]
-
-    wait_for(lambda: bool(answers()), 60, "the answer in dora's mailbox", logs)
+    wait_for(lambda: any(m["X-DOS-Event"] == "mail_reply" for m in _inbox(postfix)), 60,
+          "the answer in dora's mailbox", logs)
+    answer_mail = next(m for m in _inbox(postfix) if m["X-DOS-Event"] == "mail_reply")
+    assert answer_mail["In-Reply-To"] == reply["Message-ID"]
     with app.app_context():
         sources = db.session.execute(sa.select(InboundMessageRow.source,
                                                InboundMessageRow.outcome)).all()
         db.session.remove()
-    source = "lmtp" if postfix.lmtp else "smtp"
-    assert [tuple(s) for s in sources] == [(source, "applied")]
+    assert [tuple(s) for s in sources] == [("lmtp" if postfix.lmtp else "smtp", "applied")]
 
     # Unknown play addresses are refused at RCPT, before Postfix takes the message.
     forged = str(turn["Reply-To"]).replace("@", "x@")

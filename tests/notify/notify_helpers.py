@@ -108,7 +108,7 @@ def create(client: FlaskClient, seats: list[dict[str, Any]], **options: Any) -> 
     assert response.status_code == 201, response.get_data(as_text=True)
     created = dict(response.get_json())
     if all(seat.get("name") or seat.get("bot") for seat in seats):
-        created.update(start_by_host(client.post, created))
+        created.update(start_by_host(client, created))
     return created
 
 

@@ -15,12 +15,11 @@ from typing import Any
 from browsing import Site
 from flask import Flask
 from playwright.sync_api import Browser, BrowserContext, Page, expect
-from web_helpers import ANN, BOB, api_game, join_api, path_of
+from web_helpers import ANN, BOB, api_game, join_api, login_link, path_of
 
 from dos_server import tokens, urls
 from dos_server.extensions import db
-from dos_server.models import LoginCodeRow
-from dos_server.services import access, account, notify
+from dos_server.services import access, notify
 
 # GET routes that answer programs, not people: JSON, files, the live update's long-poll.
 NOT_PAGES = {"static", "web.static", "web.wait", "api-docs.openapi_json", "health.Health",
@@ -57,17 +56,6 @@ def _finish(site: Site, game_id: str, token: str) -> None:
                                json={"version": body["version"], "number": 1})
         assert played.status_code == 200, played.get_json()
     raise AssertionError("the game did not end")
-
-
-def _login_link(app: Flask, address: str) -> str:
-    assert app.test_client().post("/api/login", json={"email": address}).status_code == 202
-    with app.app_context():
-        row = db.session.execute(
-            db.select(LoginCodeRow).order_by(LoginCodeRow.created_at.desc())).scalars().first()
-        assert row is not None
-        link = account.login_link(row.id)
-        db.session.remove()
-    return link
 
 
 def _unchecked(page: Page) -> None:
@@ -135,7 +123,7 @@ def visits(site: Site, signin_host: Callable[[str, str], None],
     signin_host("host", over)
     open_as("alice", site.link(live, 0))
     open_as("carol", site.link(over, 0))
-    open_as("account", _login_link(site.app, ANN))
+    open_as("account", login_link(site.app, ANN))
 
     return [
         Visit("home", "web.home", "stranger", "/"),
@@ -173,7 +161,7 @@ def visits(site: Site, signin_host: Callable[[str, str], None],
         Visit("your games, signed out", "web.me", "stranger", "/me"),
         Visit("your games, signed in", "web.me", "account", "/me"),
         Visit("account sign-in link", "web.account_signin", "stranger",
-              path_of(_login_link(site.app, BOB))),
+              path_of(login_link(site.app, BOB))),
         Visit("account sign-in, bad link", "web.account_signin", "stranger",
               "/account/signin/garbage"),
         Visit("confirm an address", "web.confirm_email", "stranger", path_of(confirm)),

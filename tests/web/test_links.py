@@ -17,11 +17,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from itsdangerous.timed import TimestampSigner
-from web_helpers import api_game, csrf_of, join_api, path_of, post, signin_link
+from web_helpers import api_game, csrf_of, join_api, login_link, path_of, post, signin_link
 from werkzeug.test import TestResponse
 
 from dos_server.extensions import db
-from dos_server.models import LoginCodeRow, NotificationRow, SeatRow
+from dos_server.models import NotificationRow, SeatRow
 from dos_server.services import access, account, notify
 from dos_server.validation import email_key
 
@@ -266,17 +266,6 @@ def test_confirm_address_page_garbage_expired_revoked_and_confirmed(
 
 
 # -- the account's sign-in link (/account/signin/<token>) ------------------------------------
-
-
-def login_link(app: Flask, address: str) -> str:
-    assert app.test_client().post("/api/login", json={"email": address}).status_code == 202
-    with app.app_context():
-        row = db.session.execute(
-            db.select(LoginCodeRow).order_by(LoginCodeRow.created_at.desc())).scalars().first()
-        assert row is not None
-        link = account.login_link(row.id)
-        db.session.remove()
-    return link
 
 
 def test_account_sign_in_link_garbage_expired_and_used(

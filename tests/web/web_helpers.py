@@ -129,3 +129,15 @@ def account_sign_in(app: Flask, browser: FlaskClient, address: str) -> str:
     text = browser.get("/me").get_data(as_text=True)
     assert f"Signed in as {address}" in text
     return text
+
+
+def login_link(app: Flask, address: str) -> str:
+    """The account sign-in link last emailed to ``address``, as the email holds it."""
+    assert app.test_client().post("/api/login", json={"email": address}).status_code == 202
+    with app.app_context():
+        row = db.session.execute(
+            db.select(LoginCodeRow).order_by(LoginCodeRow.created_at.desc())).scalars().first()
+        assert row is not None
+        link = account.login_link(row.id)
+        db.session.remove()
+    return link
