@@ -242,7 +242,7 @@ def test_resign_asks_for_confirmation(browser: Browser, site: Site) -> None:
     assert not site.view(game_id)["seats"][1]["resigned"]
     page.get_by_label("Yes, I resign").check()
     page.get_by_role("button", name="Resign").click()
-    expect(page.get_by_text("You resigned")).to_be_visible()
+    expect(page.locator(".flash").get_by_text("You resigned")).to_be_visible()
     assert site.view(game_id)["seats"][1]["resigned"]
     page.context.close()
 

@@ -35,7 +35,7 @@ def since_last_visit(events: Sequence[dict[str, Any]], names: Sequence[str], me:
         if event.get("seat") == me and event["kind"] in ("matched", "added", "placed",
                                                          "turn_ended", "dos_called"):
             continue
-        text = describe(event, names)
+        text = describe(event, names, me)
         if text is not None:
             lines.append(text)
     return lines[:limit], max(0, len(lines) - limit)
