@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from html import unescape
 from typing import Any
 
 import pytest
@@ -24,6 +25,9 @@ from web_helpers import (
     sign_in,
     signin_link,
 )
+
+from dos_server.extensions import db
+from dos_server.models import GameRow
 
 
 @dataclass
@@ -360,6 +364,9 @@ def test_create_invite_join_and_start_through_pages(app: Flask) -> None:
     bad = carol.post(f"/games/{game_id}/join", data={"csrf": csrf_of(join_page), "name": "bob"})
     assert bad.status_code == 422
     assert "different name" in bad.get_data(as_text=True)
+    assert re.search(r'<p class="field-error" id="name-error">[^<]*different name[^<]*</p>\s*</div>'
+                     r'\s*<input[^>]* value="bob" aria-invalid="true" aria-describedby="name-error"',
+                     bad.get_data(as_text=True))
     ok = carol.post(f"/games/{game_id}/join", data={"csrf": csrf_of(join_page), "name": "carol"})
     assert ok.status_code == 303
     view = api_view(host, game_id)
@@ -456,11 +463,11 @@ def clock_of(app: Flask, game_id: str) -> tuple[str, int | None, int, int | None
 
 
 @pytest.mark.parametrize(("fields", "words"), [
-    ({"forfeit_after": "0"}, "forfeit after"),
-    ({"forfeit_after": "often"}, "forfeit after"),
+    ({"forfeit_after": "0"}, "forfeit a seat after"),
+    ({"forfeit_after": "often"}, "forfeit a seat after"),
     ({"vacation_days": "61"}, "vacation days"),
     ({"vacation_days": ""}, "vacation days"),
-    ({"timeout_policy": "a-friend"}, "timeout policy"),
+    ({"timeout_policy": "a-friend"}, "a turn whose time ran out is played by</a>"),
     ({"seat1_webhook": "ftp://example.org/x"}, "webhook"),
     ({"seat1_kind": "genius"}, "choose a person, a bot"),
 ])
@@ -482,16 +489,46 @@ def test_bad_clock_fields_are_shown_on_the_form_with_the_values_kept(
     assert '<option value="21600" selected>' in text
 
 
+def test_every_mistake_of_the_create_form_is_shown_at_once_beside_its_field(app: Flask) -> None:
+    browser = app.test_client()
+    form = create_form(seat0_name="", seat1_name="bob", seat1_email="not-an-email",
+                       seat2_kind="person", seat2_name="Bob", target_score="lots",
+                       vacation_days="99", forfeit_after="0", title="Friday cards")
+    response = post(browser, "/new", form, page="/new")
+    text = unescape(response.get_data(as_text=True))
+    assert response.status_code == 422, text
+    summary = text[text.index('id="errors"'):text.index("</div>", text.index('id="errors"'))]
+    for field, name, words in [
+            ("seat0_name", "Seat 1 name", "give the person a name"),
+            ("seat1_email", "Seat 2 email", "email"),
+            ("seat2_name", "Seat 3 name", "different name"),
+            ("target_score", "Play to (points)", "whole number"),
+            ("vacation_days", "Vacation days a year", "60"),
+            ("forfeit_after", "Forfeit a seat after this many timeouts", "1")]:
+        assert re.search(rf'<li><a href="#{field}">{re.escape(name)}</a>: [^<]*{words}', summary,
+                         re.IGNORECASE), (field, summary)
+        beside = re.search(rf'<p class="field-error" id="{field}-error">[^<]*</p>\s*'
+                           rf'<(input|select)[^>]* id="{field}"[^>]*>', text)
+        assert beside is not None, field
+        assert 'aria-invalid="true"' in beside.group(0)
+        assert f'aria-describedby="{field}-error"' in beside.group(0)
+    for field in ("seat1_name", "seat2_name", "title", "target_score", "vacation_days"):
+        assert re.search(rf'id="{field}"[^>]* value="{re.escape(form[field])}"', text), field
+    assert 'id="seat1_name-error"' not in text  # the first "bob" is not the mistake
+    with app.app_context():
+        assert db.session.query(GameRow).count() == 0
+
+
 @pytest.mark.parametrize(("fields", "words"), [
     ({"seat0_name": ""}, "give the person a name"),
     ({"seat1_kind": "none", "seat2_kind": "none"}, "seats"),
-    ({"target_score": "lots"}, "target score"),
-    ({"target_score": "0"}, "target score"),
+    ({"target_score": "lots"}, "play to (points)</a>"),
+    ({"target_score": "0"}, "play to (points)</a>"),
     ({"seat1_name": "alice"}, "different name"),
     ({"seat0_email": "not-an-email"}, "email"),
     ({"seat0_kind": "greedy", "seat1_kind": "random", "seat2_kind": "none"}, "person"),
     ({"seat0_name": "a;b"}, "name"),
-    ({"turn_time_limit": "5"}, "turn time limit"),
+    ({"turn_time_limit": "5"}, "time for a turn</a>"),
 ])
 def test_a_bad_create_form_says_why_and_creates_nothing(
         app: Flask, fields: dict[str, str], words: str) -> None:
@@ -502,6 +539,29 @@ def test_a_bad_create_form_says_why_and_creates_nothing(
 
 
 # -- settings --------------------------------------------------------------------------------
+
+
+def test_refused_settings_say_why_beside_each_field_and_keep_what_was_typed(table: Table) -> None:
+    browser = table.browsers[0]
+    settings = f"/games/{table.game_id}/settings"
+    bad = post(browser, f"{settings}/notifications",
+               {"email": "not an address", "webhook_url": "http://me:secret@example.org/hook"},
+               page=settings)
+    text = unescape(bad.get_data(as_text=True))
+    assert bad.status_code == 422, text
+    for field, name in (("email", "Email address"), ("webhook_url", "Webhook URL")):
+        assert f'<a href="#{field}">{name}</a>: ' in text, field
+        assert re.search(rf'<p class="field-error" id="{field}-error">[^<]+</p>\s*<input[^>]* '
+                         rf'id="{field}"[^>]*aria-invalid="true"', text), field
+    assert 'value="not an address"' in text
+    assert 'value="http://me:secret@example.org/hook"' in text
+    assert "Nothing was changed" in text
+    assert 'value="not an address"' not in browser.get(settings).get_data(as_text=True)
+    days = post(browser, f"{settings}/vacation", {"days": "99"}, page=settings)
+    text = unescape(days.get_data(as_text=True))
+    assert days.status_code == 422
+    assert '<a href="#days">Vacation days</a>: ' in text
+    assert re.search(r'id="days"[^>]*value="99"', text)
 
 
 def test_settings_notifications_vacation_and_token_rotation(table: Table) -> None:

@@ -10,10 +10,10 @@ and its seats under the lock, and authenticates the caller's token there
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import current_app
 
@@ -128,31 +128,51 @@ class SeatRemoved(Written):
 # -- creating and joining -------------------------------------------------------------------
 
 
-def create_game(request: NewGame) -> Created:
-    """A new game in the lobby: it is dealt when every seat is taken by someone who joined
-    (bots join at once), or when the host starts it; ``title`` is clean."""
-    seats, options, title = request.seats, request.options, request.title
-    turn_time_limit, timeout_policy = request.turn_time_limit, request.timeout_policy
-    forfeit_after, vacation_days = request.forfeit_after, request.vacation_days
+def check_new_game(request: NewGame) -> tuple[Options, list[str | None], list[str | None]]:
+    """The game's options, seat names and addresses, clean; one InvalidInput naming every
+    field that is not allowed."""
+    seats, options, timeout_policy = request.seats, request.options, request.timeout_policy
+    problems = _FieldProblems()
     if not 2 <= len(seats) <= 4:
-        raise InvalidInput("a game has 2 to 4 seats (RULES.md 2.1)")
-    if all(spec.bot for spec in seats):
-        raise InvalidInput("at least one seat must be a person, not a bot")
-    for spec in seats:
+        problems.add(("seats",), "a game has 2 to 4 seats (RULES.md 2.1)")
+    elif all(spec.bot for spec in seats):
+        problems.add(("seats",), "at least one seat must be a person, not a bot")
+    for index, spec in enumerate(seats):
         if spec.bot and spec.bot not in BOT_STRATEGIES:
-            raise InvalidInput(f"unknown bot {spec.bot!r}: choose from "
-                               f"{', '.join(BOT_STRATEGIES)}")
+            problems.add(("seats", str(index), "bot"),
+                         f"unknown bot {spec.bot!r}: choose from {', '.join(BOT_STRATEGIES)}")
     if timeout_policy not in BOT_STRATEGIES:
-        raise InvalidInput(f"timeout_policy must be one of {', '.join(BOT_STRATEGIES)}")
+        problems.add(("timeout_policy",), f"must be one of {', '.join(BOT_STRATEGIES)}")
+    parsed = Options()
     try:
         parsed = Options.from_dict(options)
     except InvalidOptionsError as error:
-        raise InvalidInput(str(error)) from None
-    names = [_seat_name(spec, index) for index, spec in enumerate(seats)]
-    _check_unique_names(names)
-    emails = [_seat_email(spec.email, f"seats[{index}].email") for index, spec in enumerate(seats)]
+        problems.add(("options",), str(error))
+    names: list[str | None] = []
+    emails: list[str | None] = []
     for index, spec in enumerate(seats):
-        _check_webhook_url(spec.webhook_url, ("seats", str(index), "webhook_url"))
+        where = ("seats", str(index))
+        names.append(problems.checked((*where, "name"), _seat_name, spec, index))
+        emails.append(problems.checked((*where, "email"), _seat_email, spec.email))
+        problems.checked((*where, "webhook_url"), _check_webhook_url, spec.webhook_url)
+    seen: set[str] = set()
+    for index, name in enumerate(names):  # unique per game, case-insensitively (bots too)
+        if name and validation.name_key(name) in seen:
+            problems.add(("seats", str(index), "name"),
+                         "every seat needs a different name (case does not count)")
+        elif name:
+            seen.add(validation.name_key(name))
+    problems.raise_any()
+    return parsed, names, emails
+
+
+def create_game(request: NewGame) -> Created:
+    """A new game in the lobby: it is dealt when every seat is taken by someone who joined
+    (bots join at once), or when the host starts it; ``title`` is clean."""
+    seats, title = request.seats, request.title
+    turn_time_limit, timeout_policy = request.turn_time_limit, request.timeout_policy
+    forfeit_after, vacation_days = request.forfeit_after, request.vacation_days
+    parsed, names, emails = check_new_game(request)
     with write_transaction():
         game = GameRow(
             id=_new_id(),
@@ -218,8 +238,13 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
             open_seats = [s for s in game.seats if s.name is None]
             if not open_seats:
                 raise NoOpenSeat("every seat of this game is taken")
-            name = _clean_name(name, "name")
-            _check_unique_names([s.name for s in game.seats if s.name] + [name])
+            problems = _FieldProblems()
+            name = problems.checked(("name",), validation.clean_name, name)
+            taken = {validation.name_key(s.name) for s in game.seats if s.name}
+            if name and validation.name_key(name) in taken:
+                problems.add(("name",), "every seat needs a different name (case does not count)")
+            problems.raise_any()
+            assert name is not None
             seat = open_seats[0]
             seat.name = name
         else:
@@ -336,12 +361,22 @@ def rotate_token(game_id: str, bearer: str | None, index: int) -> dict[str, Any]
                 "invite": seat_token("invite", game, seat)}
 
 
+def check_channels(email: str | None, webhook_url: str | None, fields: set[str]) -> None:
+    """One InvalidInput naming each of the address and the webhook URL (those in ``fields``)
+    that is not allowed."""
+    problems = _FieldProblems()
+    if "email" in fields:
+        problems.checked(("email",), _seat_email, email)
+    if "webhook_url" in fields:
+        problems.checked(("webhook_url",), _check_webhook_url, webhook_url)
+    problems.raise_any()
+
+
 def set_notifications(game_id: str, bearer: str | None, index: int, email: str | None,
                       webhook_url: str | None, events: dict[str, list[str]] | None,
                       fields: set[str], digest: bool | None = None) -> dict[str, Any]:
     """Change a seat's channels and the events each receives (host or the seat itself)."""
-    if "webhook_url" in fields:
-        _check_webhook_url(webhook_url, ("webhook_url",))  # resolves: before the lock
+    check_channels(email, webhook_url, fields)  # resolves the URL: before the lock
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         require_seat_or_host(viewer, index, "change its notifications")
@@ -350,7 +385,7 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
         secret_shown = None
         confirming = False
         if "email" in fields:
-            new_email = _seat_email(email, "email")
+            new_email = _seat_email(email)
             if not own_seat and seat.claimed and not seat.bot:
                 # An address opens its seat by signing in; only the player moves it.
                 raise NotYourSeat("once a seat is claimed only its player can change its "
@@ -400,17 +435,46 @@ def _invite_by_email(game: GameRow, seat: SeatRow) -> None:
                    key=f"invite-{seat.public_id}-{secrets.token_hex(4)}", channels=("email",))
 
 
-def _check_webhook_url(url: str | None, where: tuple[str, ...]) -> None:
-    """422 for a URL the worker may not call (private addresses, credentials; netguard)."""
+_T = TypeVar("_T")
+
+
+def _check_webhook_url(url: str | None) -> None:
+    """ValueError for a URL the worker may not call (private addresses, credentials; netguard)."""
     if not url:
         return
     try:
         netguard.check_webhook_url(url, bool(current_app.config["WEBHOOK_ALLOW_PRIVATE"]))
     except netguard.UnsafeUrl as error:
-        errors: dict[str, Any] = {where[-1]: [str(error)]}
-        for key in reversed(where[:-1]):
-            errors = {key: errors}
-        raise InvalidInput(f"{'.'.join(where)}: {error}", errors={"json": errors}) from None
+        raise ValueError(str(error)) from None
+
+
+class _FieldProblems:
+    """Every field's problem in a request, to answer them all at once: one InvalidInput whose
+    ``errors`` name each field by location as marshmallow does (``json`` → ``seats`` → ``0`` →
+    ``name``)."""
+
+    def __init__(self) -> None:
+        self.tree: dict[str, Any] = {}
+        self.lines: list[str] = []
+
+    def add(self, where: tuple[str, ...], message: str) -> None:
+        node = self.tree
+        for key in where[:-1]:
+            node = node.setdefault(key, {})
+        node.setdefault(where[-1], []).append(message)
+        self.lines.append(f"{'.'.join(where)}: {message}")
+
+    def checked(self, where: tuple[str, ...], check: Callable[..., _T], *args: Any) -> _T | None:
+        """``check(*args)``, or None with its ValueError noted against ``where``."""
+        try:
+            return check(*args)
+        except ValueError as error:
+            self.add(where, str(error))
+            return None
+
+    def raise_any(self) -> None:
+        if self.lines:
+            raise InvalidInput("; ".join(self.lines), errors={"json": self.tree})
 
 
 def _webhook_secret_for(game: GameRow, url: str | None) -> str | None:
@@ -493,33 +557,15 @@ def _new_id() -> str:
 
 
 def _seat_name(spec: SeatSpec, index: int) -> str | None:
-    """The stored name: the given one (cleaned), a bot's by strategy and seat, or None (open)."""
+    """The stored name: the given one (cleaned), a bot's by strategy and seat, or None (open);
+    ValueError for a name that is not allowed."""
     if spec.name is not None:
-        return _clean_name(spec.name, f"seats[{index}].name")
+        return validation.clean_name(spec.name)
     return f"{spec.bot}-bot-{index}" if spec.bot else None
 
 
-def _clean_name(name: str, field: str) -> str:
-    try:
-        return validation.clean_name(name)
-    except ValueError as error:
-        raise InvalidInput(f"{field}: {error}") from None
-
-
-def _seat_email(email: str | None, field: str) -> str | None:
-    if email is None:
-        return None
-    try:
-        return validation.clean_email(email)
-    except ValueError as error:
-        raise InvalidInput(f"{field}: {error}") from None
-
-
-def _check_unique_names(names: Sequence[str | None]) -> None:
-    """Names are unique per game, case-insensitively (a bot's name counts too)."""
-    given = [validation.name_key(n) for n in names if n]
-    if len(set(given)) != len(given):
-        raise InvalidInput("name: every seat needs a different name (case does not count)")
+def _seat_email(email: str | None) -> str | None:
+    return None if email is None else validation.clean_email(email)
 
 
 __all__ = [
@@ -531,6 +577,8 @@ __all__ = [
     "SeatRemoved",
     "SeatSpec",
     "cancel",
+    "check_channels",
+    "check_new_game",
     "create_game",
     "join_game",
     "remove_seat",

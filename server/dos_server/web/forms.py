@@ -3,6 +3,7 @@ marshmallow's messages as lines a person reads."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
@@ -44,6 +45,51 @@ def field_messages(errors: Any, path: str = "") -> list[str]:
     return [f"{path}: {errors}"]
 
 
+class FieldErrors:
+    """A form's mistakes, all at once: the messages for each field (by its element id, so the
+    page shows each beside its field and links to it) and the ones no field owns."""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, list[str]] = {}
+        self.general: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.fields or self.general)
+
+    def add(self, field: str | None, message: str) -> None:
+        if field is None:
+            self.general.append(message)
+        elif message not in self.fields.setdefault(field, []):
+            self.fields[field].append(message)
+
+    def has(self, field: str) -> bool:
+        return field in self.fields
+
+    def add_tree(self, tree: Any, field_of: Callable[[tuple[str, ...]], str | None],
+                 path: tuple[str, ...] = ()) -> None:
+        """marshmallow's (or a service's) nested messages, each under the field ``field_of``
+        names for its path (None: no field of the form)."""
+        if isinstance(tree, dict):
+            for key, value in tree.items():
+                self.add_tree(value, field_of, (*path, str(key)))
+        elif isinstance(tree, list) and all(isinstance(e, str) for e in tree):
+            self.add(field_of(path), " ".join(tree))
+        elif isinstance(tree, list):
+            for item in tree:
+                self.add_tree(item, field_of, path)
+        else:
+            self.add(field_of(path), str(tree))
+
+    def add_problem(self, problem: Problem, field_of: Callable[[tuple[str, ...]], str | None]
+                    ) -> None:
+        """A service's refusal: under its fields where it names them, else as a whole."""
+        tree = (problem.extra.get("errors") or {}).get("json")
+        if tree:
+            self.add_tree(tree, field_of)
+        else:
+            self.add(None, problem.detail)
+
+
 def new_game_defaults() -> dict[str, Any]:
     form: dict[str, Any] = {"target_score": "200", "after_draw": "drawn_card", "dos_call": False,
                             "bonus_placement": "optional", "turn_time_limit": "86400", "me": "0",
@@ -64,5 +110,6 @@ def lobby_name(name: str | None) -> str:
         JoinIn().load({"name": name or ""})
     except ma.ValidationError as error:
         raise Problem(422, "invalid-input", "Invalid name",
-                      "; ".join(field_messages(error.messages))) from None
+                      "; ".join(field_messages(error.messages)),
+                      errors={"json": error.messages}) from None
     return str(name)

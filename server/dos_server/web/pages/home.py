@@ -14,7 +14,7 @@ from dos_server.schemas import CreateGameIn
 from dos_server.services import access, lobby, read
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
-from dos_server.web.forms import BOTS, TIME_LIMITS, Page, field_messages, new_game_defaults, whole_number
+from dos_server.web.forms import BOTS, TIME_LIMITS, FieldErrors, Page, new_game_defaults, whole_number
 from dos_server.web.pages.host import host_and_sit
 
 
@@ -41,12 +41,34 @@ def browser_games() -> list[dict[str, Any]]:
 
 @bp.get("/new")
 def new_game() -> Page:
-    return _new_page(new_game_defaults(), [])
+    return _new_page(new_game_defaults())
 
 
-def _new_page(form: dict[str, Any], errors: list[str], status: int = 200) -> tuple[str, int]:
-    return render_template("new.html", form=form, errors=errors, time_limits=TIME_LIMITS,
-                           bots=BOTS, policies=BOTS), status
+def _new_page(form: dict[str, Any], errors: FieldErrors | None = None,
+              status: int = 200) -> tuple[str, int]:
+    return render_template("new.html", form=form, errors=errors or FieldErrors(),
+                           time_limits=TIME_LIMITS, bots=BOTS, policies=BOTS), status
+
+
+# The create-game body's fields, by the form's element ids (a seat's are per form row).
+_FORM_FIELDS = {("title",): "title", ("seats",): "seats", ("options", "target_score"): "target_score",
+                ("options", "after_draw"): "after_draw", ("options", "dos_call"): "dos_call",
+                ("options", "bonus_placement"): "bonus_placement",
+                ("turn_time_limit",): "turn_time_limit", ("timeout_policy",): "timeout_policy",
+                ("forfeit_after",): "forfeit_after", ("vacation_days",): "vacation_days"}
+_SEAT_FIELDS = {"name": "name", "email": "email", "webhook_url": "webhook", "bot": "kind"}
+
+
+def _dropping(payload: Any, errors: Any) -> Any:
+    """``payload`` without the values marshmallow refused (to check the rest further)."""
+    if isinstance(payload, dict) and isinstance(errors, dict):
+        return {key: _dropping(value, errors[key]) if key in errors and isinstance(
+                    errors[key], dict) else value
+                for key, value in payload.items() if key not in errors or isinstance(
+                    errors[key], dict)}
+    if isinstance(payload, list) and isinstance(errors, dict):
+        return [_dropping(item, errors.get(index, {})) for index, item in enumerate(payload)]
+    return payload
 
 
 @bp.post("/new")
@@ -55,29 +77,38 @@ def create_game() -> Page:
     form = {**new_game_defaults(), **request.form.to_dict()}
     form["dos_call"] = "dos_call" in request.form
     seats: list[dict[str, Any]] = []
+    seat_rows: list[int] = []  # the form's row of each seat of the body
     me_index: int | None = None
-    errors: list[str] = []
+    errors = FieldErrors()
     for index in range(4):
         kind = form.get(f"seat{index}_kind", "none")
         name = str(form.get(f"seat{index}_name", "")).strip()
         email = str(form.get(f"seat{index}_email", "")).strip()
+        webhook = str(form.get(f"seat{index}_webhook", "")).strip()
         if kind == "none":
             continue
-        webhook = str(form.get(f"seat{index}_webhook", "")).strip()
+        seat_rows.append(index)
         if kind == "person":
             if not name:
-                errors.append(f"seat {index + 1}: give the person a name (or make it an open seat)")
-                continue
+                errors.add(f"seat{index}_name", "give the person a name (or make it an open seat)")
             if form.get("me") == str(index):
                 me_index = len(seats)
-            seats.append({"name": name, **({"email": email} if email else {}),
+            seats.append({**({"name": name} if name else {}), **({"email": email} if email else {}),
                           **({"webhook_url": webhook} if webhook else {})})
         elif kind == "open":
             seats.append({})
         elif kind in lobby.BOT_STRATEGIES:
             seats.append({"bot": kind})
         else:
-            errors.append(f"seat {index + 1}: choose a person, a bot, an open seat or nobody")
+            errors.add(f"seat{index}_kind", "choose a person, a bot, an open seat or nobody")
+            seats.append({})
+
+    def field_of(path: tuple[str, ...]) -> str | None:
+        if len(path) == 3 and path[0] == "seats" and path[1].isdigit() and int(path[1]) < len(
+                seat_rows) and path[2] in _SEAT_FIELDS:
+            return f"seat{seat_rows[int(path[1])]}_{_SEAT_FIELDS[path[2]]}"
+        return _FORM_FIELDS.get(path[:1]) or _FORM_FIELDS.get(path[:2])
+
     payload: dict[str, Any] = {
         "seats": seats,
         "options": {"after_draw": form.get("after_draw"), "dos_call": bool(form["dos_call"]),
@@ -87,37 +118,48 @@ def create_game() -> Page:
         payload["title"] = str(form["title"])
     target = whole_number(str(form.get("target_score", "")))
     if target is None:
-        errors.append("target score: a whole number, e.g. 200")
+        errors.add("target_score", "a whole number, e.g. 200")
     else:
         payload["options"]["target_score"] = target
     limit = str(form.get("turn_time_limit", ""))
     if limit:
-        seconds = whole_number(limit)
-        if seconds is None:
-            errors.append("time limit: choose one from the list")
-        payload["turn_time_limit"] = seconds
+        payload["turn_time_limit"] = whole_number(limit)
+        if payload["turn_time_limit"] is None:
+            errors.add("turn_time_limit", "choose one from the list")
     payload["timeout_policy"] = str(form.get("timeout_policy", ""))
     forfeit = str(form.get("forfeit_after", "")).strip()
     if forfeit:  # empty: never forfeited
         payload["forfeit_after"] = whole_number(forfeit)
         if payload["forfeit_after"] is None:
-            errors.append("forfeit after: a whole number of timeouts (1 to 100), or empty for "
-                          "never")
-    payload["vacation_days"] = whole_number(str(form.get("vacation_days", "")))
-    if payload["vacation_days"] is None:
-        errors.append("vacation days: a whole number of days a year (0 to 60)")
-    if not errors:
+            errors.add("forfeit_after", "a whole number of timeouts (1 to 100), or empty for never")
+    vacation = whole_number(str(form.get("vacation_days", "")))
+    if vacation is None:
+        errors.add("vacation_days", "a whole number of days a year (0 to 60)")
+    else:
+        payload["vacation_days"] = vacation
+    loaded = None
+    try:
+        loaded = CreateGameIn().load(payload)
+    except ma.ValidationError as error:
+        errors.add_tree(error.messages, field_of)
+        try:  # the rest, checked further: every mistake is shown at once
+            loaded = CreateGameIn().load(_dropping(payload, error.messages))
+        except ma.ValidationError:
+            loaded = None
+    if loaded is not None:
         try:
-            loaded = CreateGameIn().load(payload)
-        except ma.ValidationError as error:
-            errors += field_messages(error.messages)
-    if errors:
+            lobby.check_new_game(lobby.NewGame.from_loaded(loaded))
+        except DomainError as error:
+            errors.add_problem(problem_of(error), field_of)
+    if errors or loaded is None:
         return _new_page(form, errors, 422)
     try:
         created = lobby.create_game(lobby.NewGame.from_loaded(loaded))
     except DomainError as error:
         problem = problem_of(error)
-        return _new_page(form, [problem.detail], problem.status)
+        refused = FieldErrors()
+        refused.add_problem(problem, field_of)
+        return _new_page(form, refused, problem.status)
     host_and_sit(created, me_index)
     flash("Game created. Send each player their invite link; the game starts when every "
           "seat is filled, or when you start it.")

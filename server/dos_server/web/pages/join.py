@@ -10,7 +10,7 @@ from dos_server.problems import Problem, problem_of
 from dos_server.services import access, lobby, read
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
-from dos_server.web.forms import Page, lobby_name
+from dos_server.web.forms import FieldErrors, Page, lobby_name
 from dos_server.web.pages.mailed import bad_link
 
 
@@ -45,9 +45,7 @@ def join_post(game_id: str) -> Page:
         try:
             name = lobby_name(name)
         except Problem as invalid:
-            game = read.game_body(access.get_game(game_id), access.Viewer())
-            return render_template("join.html", game=game, parked=parked, name=None,
-                                   error=invalid.detail, typed=name or ""), invalid.status
+            return _refused_name(game_id, parked, invalid, name)
     try:
         joined = lobby.join_game(game_id, parked.value if parked.kind == "invite" else None,
                                  parked.value if parked.kind == "code" else None, name)
@@ -58,13 +56,27 @@ def join_post(game_id: str) -> Page:
             return bad_link(problem, game_id)
         if parked.kind != "code" or problem.status not in (409, 422):
             raise
-        game = read.game_body(access.get_game(game_id), access.Viewer())
-        return render_template("join.html", game=game, parked=parked, name=None,
-                               error=problem.detail, typed=name or ""), problem.status
+        return _refused_name(game_id, parked, problem, name)
     auth.clear_pending()
     auth.remember_seat(game_id, joined.player_token)
     flash(f"You joined as {joined.name}.")
     return redirect(url_for("web.table", game_id=game_id), 303)
+
+
+def _refused_name(game_id: str, parked: auth.Pending, problem: Problem,
+                  typed: str | None) -> Page:
+    """The join page again, saying why beside the name (a 409's seat-taken as a whole)."""
+    errors = FieldErrors()
+    if problem.status == 422:
+        errors.add_problem(problem, lambda path: "name" if path[:1] == ("name",) else None)
+        if not errors.fields:
+            errors = FieldErrors()
+            errors.add("name", problem.detail)
+    else:
+        errors.add(None, problem.detail)
+    game = read.game_body(access.get_game(game_id), access.Viewer())
+    return render_template("join.html", game=game, parked=parked, name=None, errors=errors,
+                           typed=typed or ""), problem.status
 
 
 @bp.get("/games/<game_id>/signin")

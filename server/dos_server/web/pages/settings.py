@@ -13,7 +13,7 @@ from dos_server.schemas import NotificationsIn, VacationIn
 from dos_server.services import access, lobby, notify, play, read
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
-from dos_server.web.forms import Page, field_messages, whole_number
+from dos_server.web.forms import FieldErrors, Page, whole_number
 
 
 def _player(game_id: str) -> tuple[str, int]:
@@ -27,16 +27,23 @@ def _player(game_id: str) -> tuple[str, int]:
     return token, viewer.seat
 
 
-def _settings(game_id: str, status: int = 200, errors: list[str] | None = None,
-              new_token: str | None = None) -> tuple[str, int]:
+def _settings(game_id: str, status: int = 200, errors: FieldErrors | None = None,
+              new_token: str | None = None, typed: dict[str, Any] | None = None
+              ) -> tuple[str, int]:
+    """The settings page; after a refused form, ``errors`` beside its fields and what was
+    ``typed`` in them instead of what is stored."""
     token, _ = _player(game_id)
     game = access.get_game(game_id)
     viewer = access.authenticate(game, token, allow_host=False)
     body = read.game_body(game, viewer)
-    settings = read.seat_settings_body(game, viewer)
-    return render_template("settings.html", game=body, settings=settings, errors=errors or [],
-                           events=notify.EVENTS, channels=notify.CHANNELS,
-                           new_token=new_token), status
+    settings = {**read.seat_settings_body(game, viewer), **(typed or {})}
+    return render_template("settings.html", game=body, settings=settings,
+                           errors=errors or FieldErrors(), events=notify.EVENTS,
+                           channels=notify.CHANNELS, new_token=new_token), status
+
+
+def _field(path: tuple[str, ...]) -> str | None:
+    return path[0] if path[:1] in (("email",), ("webhook_url",), ("days",)) else None
 
 
 @bp.get("/games/<game_id>/settings")
@@ -58,10 +65,19 @@ def notifications(game_id: str) -> Page:
         payload["email"] = email
     if webhook != current["webhook_url"]:
         payload["webhook_url"] = webhook
+    typed = {"email": email, "webhook_url": webhook, "events": events,
+             "digest": payload["digest"]}
+    errors = FieldErrors()
     try:
         loaded = NotificationsIn().load(payload)
     except ma.ValidationError as error:
-        return _settings(game_id, 422, field_messages(error.messages))
+        errors.add_tree(error.messages, _field)
+        try:  # the other fields, checked further: every mistake is shown at once
+            lobby.check_channels(email, webhook, {f for f in ("email", "webhook_url")
+                                                  if f in payload and f not in error.messages})
+        except DomainError as refused:
+            errors.add_problem(problem_of(refused), _field)
+        return _settings(game_id, 422, errors, typed=typed)
     try:
         result = lobby.set_notifications(game_id, token, seat, loaded.get("email"),
                                          loaded.get("webhook_url"), loaded.get("events"),
@@ -70,7 +86,8 @@ def notifications(game_id: str) -> Page:
         problem = problem_of(error)
         if problem.status != 422:
             raise
-        return _settings(game_id, 422, [problem.detail])
+        errors.add_problem(problem, _field)
+        return _settings(game_id, 422, errors, typed=typed)
     flash("Notification settings saved.")
     if result.get("webhook_secret"):
         flash(f"Webhook signing secret (shown once): {result['webhook_secret']}")
@@ -84,14 +101,18 @@ def vacation(game_id: str) -> Page:
     try:
         loaded = VacationIn().load({"days": days})
     except ma.ValidationError:
-        return _settings(game_id, 422, ["vacation: a whole number of days from 1 to 60"])
+        errors = FieldErrors()
+        errors.add("days", "a whole number of days from 1 to 60")
+        return _settings(game_id, 422, errors, typed={"days": request.form.get("days", "")})
     try:
         result = lobby.start_vacation(game_id, token, loaded["days"])
     except DomainError as error:
         problem = problem_of(error)
         if problem.status != 409:
             raise
-        return _settings(game_id, 409, [problem.detail])
+        refused = FieldErrors()
+        refused.add("days", problem.detail)
+        return _settings(game_id, 409, refused, typed={"days": request.form.get("days", "")})
     flash(f"Your clock is paused until {result['vacation_until'][:16].replace('T', ' ')} UTC; "
           f"{result['days_left']} vacation day(s) left this year.")
     return redirect(url_for("web.settings", game_id=game_id), 303)
