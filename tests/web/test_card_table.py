@@ -9,13 +9,19 @@ Each test plays a short game (target 1: the first round decides it) on SQLite.
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from browsing import Site, axe_script, browser, new_page, sign_in, site
 from playwright.sync_api import Browser, Locator, Page, expect
+
+from testkit import ROOT
 
 # The fixtures, for pytest to find in this module.
 __all__ = ["axe_script", "browser", "site"]
@@ -327,3 +333,33 @@ def test_no_serious_accessibility_violations_on_the_card_table_and_game_over(
     expect(page.get_by_role("heading", name="Final scores")).to_be_visible()
     audit("the game over")
     page.context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_table_at_360_and_1280_in_light_and_dark(browser: Browser, site: Site,
+                                                      tmp_path: Path, scheme: str) -> None:
+    """The README's screenshots (``UPDATE_SCREENSHOTS=1`` writes them to docs/): a turn with
+    a card picked and the Center Row cards it matches marked."""
+    game_id, _ = site.game([{"name": "alice"}, {"bot": "greedy"}, {"bot": "random"}])
+    backgrounds = set()
+    for width, height in ((360, 740), (1280, 900)):
+        page = new_page(browser, viewport={"width": width, "height": height},
+                        color_scheme=scheme, has_touch=width < 400, is_mobile=width < 400)
+        sign_in(page, site, game_id, 0, "alice")
+        page.goto(f"{site.base}/games/{game_id}")
+        expect(page.locator("#play .center-row")).to_be_visible()
+        picked = page.locator("#play label.pick-card").first
+        picked.click()
+        expect(page.locator("#play .pick").first).to_be_checked()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        backgrounds.add(page.evaluate("getComputedStyle(document.body).backgroundColor"))
+        shot = tmp_path / f"table-{width}-{scheme}.png"
+        page.screenshot(path=str(shot), full_page=width > 400)
+        assert shot.stat().st_size > 10_000
+        if os.environ.get("UPDATE_SCREENSHOTS"):
+            shutil.copyfile(shot, ROOT / "docs" / shot.name)
+        page.context.close()
+    assert len(backgrounds) == 1
+    red, green, blue = (int(v) for v in re.findall(r"\d+", backgrounds.pop())[:3])
+    lightness = (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+    assert lightness < 0.3 if scheme == "dark" else lightness > 0.7, lightness
