@@ -159,6 +159,55 @@ def test_a_form_without_its_csrf_token_is_refused_and_changes_nothing(table: Tab
 # -- moves -----------------------------------------------------------------------------------
 
 
+def _play_first_listed(table: Table, seat: int) -> str:
+    """The seat plays its first listed action through the API; answers it."""
+    headers = {"Authorization": f"Bearer {table.tokens[seat]}"}
+    api = table.app.test_client()
+    listed = api.get(f"/api/games/{table.game_id}/actions", headers=headers).get_json()
+    action = str(listed["actions"][0]["action"])
+    played = api.post(f"/api/games/{table.game_id}/actions", headers=headers,
+                      json={"version": listed["version"], "actions": [action]})
+    assert played.status_code == 200, played.get_json()
+    return action
+
+
+def _since_lines(html: str) -> list[str]:
+    """The page's lines of what happened since the last look (not who is low on cards)."""
+    return [unescape(line) for line in re.findall(r"<li>([^<]*)</li>", html.split(
+        'id="since"', 1)[1].split("</section>", 1)[0])] if 'id="since"' in html else []
+
+
+def test_the_table_says_what_the_others_did_since_you_last_looked(table: Table) -> None:
+    alice = table.browsers[0]
+    page = f"/games/{table.game_id}"
+    while table.current() != 0:  # bob moves until it is alice's turn (the bot at once)
+        _play_first_listed(table, 1)
+    alice.get(page)  # alice looks: what happened so far is seen
+    assert _since_lines(alice.get(page).get_data(as_text=True)) == []
+    while table.current() == 0:
+        _play_first_listed(table, 0)
+    bob_played = []
+    while table.current() == 1 and len(bob_played) < 20:  # bob's whole turn, then the bot's
+        bob_played.append(_play_first_listed(table, 1))
+    assert bob_played
+    since = " | ".join(_since_lines(alice.get(page).get_data(as_text=True)))
+    words = "bob matched" if bob_played[0].startswith("m") else "bob drew"
+    assert words in since, since
+    assert "greedy-bot-2" in since  # the bot's turn after bob's too
+    assert _since_lines(alice.get(page).get_data(as_text=True)) == []  # seen now
+
+
+def test_the_seats_down_to_one_or_two_cards_are_named() -> None:
+    from dos_server.web.present import low_hands
+
+    view = {"hand_sizes": [5, 2, 1, 0]}
+    names = ["alice", "bob", "carol", "dan"]
+    assert low_hands(view, names, 0, "active") == [
+        {"seat": 1, "name": "bob", "cards": 2}, {"seat": 2, "name": "carol", "cards": 1}]
+    assert low_hands(view, names, 1, "active") == [{"seat": 2, "name": "carol", "cards": 1}]
+    assert low_hands(view, names, 0, "finished") == []
+
+
 def test_a_numbered_move_plays_and_the_table_moves_on(table: Table) -> None:
     seat = table.current()
     browser = table.browsers[seat]
