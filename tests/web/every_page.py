@@ -21,9 +21,10 @@ from dos_server import tokens, urls
 from dos_server.extensions import db
 from dos_server.services import access, notify
 
-# GET routes that answer programs, not people: JSON, files, the live update's long-poll.
-NOT_PAGES = {"static", "web.static", "web.wait", "api-docs.openapi_json", "health.Health",
-             "health.Ready"}
+# GET routes that answer programs, not people: JSON, files, the web app manifest, the live
+# update's long-poll.
+NOT_PAGES = {"static", "web.static", "web.wait", "web.manifest", "api-docs.openapi_json",
+             "health.Health", "health.Ready"}
 
 
 def page_endpoints(app: Flask) -> set[str]:

@@ -1,11 +1,63 @@
-// DOS by mail: every page's script. Local times, and live updates of the table by
-// long-polling /games/<id>/wait (the table's own script, table.js, swaps its part in place
-// instead). Everything works without it (plain forms; reload).
+// DOS by mail: every page's script. Local times, Copy and Share beside a link, and live
+// updates of the table by long-polling /games/<id>/wait (the table's own script, table.js,
+// swaps its part in place instead). Everything works without it (plain forms; reload).
 (function () {
   "use strict";
   document.querySelectorAll("time[data-local]").forEach(function (el) {
     var when = new Date(el.getAttribute("datetime"));
     if (!isNaN(when)) { el.textContent = when.toLocaleString(); }
+  });
+
+  // Copy and Share beside a link (the host's invites): each button shows itself only where
+  // the browser can do what it says; its words come from the page.
+  function say(button, words) {
+    var status = button.parentNode.querySelector(".sent");
+    if (!status) { return; }
+    status.textContent = "";  // a fresh text is read out again, even the same words
+    window.setTimeout(function () { status.textContent = words; }, 50);
+  }
+
+  function copyByHand(text) {  // no async clipboard (http:// away from localhost)
+    var field = document.createElement("textarea");
+    field.value = text;
+    field.setAttribute("readonly", "");
+    field.style.position = "fixed";
+    field.style.opacity = "0";
+    document.body.appendChild(field);
+    field.select();
+    var done = false;
+    try { done = document.execCommand("copy"); } catch (e) { done = false; }
+    document.body.removeChild(field);
+    return done;
+  }
+
+  var clipboard = navigator.clipboard && navigator.clipboard.writeText;
+  var execCopy = document.queryCommandSupported && document.queryCommandSupported("copy");
+  document.querySelectorAll("button[data-copy]").forEach(function (button) {
+    if (!clipboard && !execCopy) { return; }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var link = button.getAttribute("data-copy");
+      var copied = function () { say(button, button.getAttribute("data-copied")); };
+      var failed = function () { say(button, button.getAttribute("data-copy-failed")); };
+      if (clipboard) {
+        navigator.clipboard.writeText(link).then(copied, function () {
+          if (copyByHand(link)) { copied(); } else { failed(); }
+        });
+      } else if (copyByHand(link)) { copied(); } else { failed(); }
+    });
+  });
+
+  document.querySelectorAll("button[data-share]").forEach(function (button) {
+    var shared = {title: button.getAttribute("data-share-title"),
+                  text: button.getAttribute("data-share-text"),
+                  url: button.getAttribute("data-share")};
+    if (typeof navigator.share !== "function") { return; }
+    if (typeof navigator.canShare === "function" && !navigator.canShare(shared)) { return; }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      navigator.share(shared).catch(function () {});  // closed without sharing: nothing to say
+    });
   });
 
   var body = document.body;
