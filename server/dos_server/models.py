@@ -152,6 +152,9 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
     # The player chose digest or per-turn emails for this game: the identity's preference
     # (IdentityRow.digest) no longer applies to it.
     digest_chosen: Mapped[bool] = mapped_column(default=False)
+    # How the seat's person reads: an IANA zone (None: UTC) and a shipped language (None: en).
+    time_zone: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    language: Mapped[str | None] = mapped_column(String(8), nullable=True)
 
     game: Mapped[GameRow] = relationship(back_populates="seats")
 
@@ -361,4 +364,7 @@ class IdentityRow(db.Model):  # type: ignore[name-defined,misc]
     # None: no preference; True/False: digest or per-turn emails in every game whose
     # player has not chosen otherwise for that game (SeatRow.digest_chosen).
     digest: Mapped[bool | None] = mapped_column(nullable=True)
+    # The identity's IANA zone and language, for its seats that chose none (None: UTC, en).
+    time_zone: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    language: Mapped[str | None] = mapped_column(String(8), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
