@@ -123,7 +123,8 @@ function swap(html, keep, own) {
   const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("table");
   const old = document.getElementById("table");
   if (!fresh || !old) { window.location.reload(); return; }
-  if (Number(fresh.dataset.version) < Number(body.dataset.version)) { return; }  // late answer
+  const newer = Number(fresh.dataset.version) - Number(body.dataset.version);
+  if (newer < 0 || (newer === 0 && !own)) { return; }  // a late answer, or the table shown
   const table = document.adoptNode(fresh);
   old.replaceWith(table);
   body.dataset.version = table.dataset.version;
@@ -206,7 +207,9 @@ async function poll() {
         {credentials: "same-origin", cache: "no-store"});
       if (!response.ok) { throw new Error(String(response.status)); }
       const data = await response.json();
-      if (data.changed && String(data.version) !== body.dataset.version) { await refresh(); }
+      // A move of ours wakes the wait with its commit: its own answer brings that table.
+      while (busy) { await new Promise((resolve) => window.setTimeout(resolve, 50)); }
+      if (data.changed && Number(data.version) > Number(body.dataset.version)) { await refresh(); }
     } catch (error) {
       await new Promise((resolve) => window.setTimeout(resolve, 10000));
     }
