@@ -10,11 +10,14 @@ from marshmallow import validate
 
 from dos_server.services.lobby import BOT_STRATEGIES
 from dos_server.services.notify import EVENTS
+from dos_server.timefmt import ZONE_MAX, clean_time_zone
 from dos_server.validation import (
     EMAIL_MAX,
+    LANGUAGES,
     NAME_MAX,
     TITLE_MAX,
     clean_email,
+    clean_language,
     clean_name,
     clean_title,
 )
@@ -60,6 +63,43 @@ class EmailAddress(_Cleaned):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("metadata", {}).setdefault("format", "email")
         super().__init__(validate=validate.Length(max=EMAIL_MAX), **kwargs)
+
+
+class TimeZone(ma.fields.Field[str | None]):
+    """An IANA time zone name (Asia/Vientiane); null or "" for none (UTC)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {}).setdefault(
+            "description", "an IANA time zone, like Asia/Vientiane; null: UTC")
+        # The cleaning checks the length: a Length validator would see a cleaned None.
+        kwargs["metadata"].update(type="string", maxLength=ZONE_MAX)
+        super().__init__(allow_none=True, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any,
+                     **kwargs: Any) -> str | None:
+        try:
+            return clean_time_zone(value)
+        except ValueError as error:
+            raise ma.ValidationError(str(error)) from None
+
+
+class Language(ma.fields.Field[str | None]):
+    """A language tag; one not shipped is kept as null (English), not refused."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {}).setdefault(
+            "description", f"one of {', '.join(LANGUAGES)} (or a tag like lo-LA); another "
+            "or null: en")
+        kwargs["metadata"].update(type="string", maxLength=35)
+        super().__init__(allow_none=True, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any,
+                     **kwargs: Any) -> str | None:
+        if not isinstance(value, str):
+            raise ma.ValidationError("a language is a tag, like lo or en")
+        if len(value) > 35:  # BCP 47 tags are shorter
+            raise ma.ValidationError("a language tag has at most 35 characters")
+        return clean_language(value)
 
 
 class StrictInteger(ma.fields.Integer):
@@ -116,6 +156,8 @@ class JoinIn(ma.Schema):
     invite = ma.fields.String(validate=validate.Length(min=1, max=500))
     code = ma.fields.String(validate=validate.Length(min=1, max=64))
     name = Name()
+    time_zone = TimeZone()
+    language = Language()
 
 
 class ActionsIn(ma.Schema):
@@ -171,6 +213,8 @@ class NotificationsIn(ma.Schema):
     events = ma.fields.Nested(ChannelEvents, allow_none=True,
                               metadata={"description": "events per channel; null: all"})
     digest = StrictBoolean(metadata={"description": "your-turn emails as one daily digest"})
+    time_zone = TimeZone()
+    language = Language()
 
 
 class VacationIn(ma.Schema):

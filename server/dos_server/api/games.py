@@ -106,7 +106,8 @@ class Join(MethodView):
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Claim a seat: with its invite token, or an open seat with the invite code and a name."""
         return read.joined_body(lobby.join_game(game_id, body.get("invite"), body.get("code"),
-                                                body.get("name")))
+                                                body.get("name"), body.get("time_zone"),
+                                                body.get("language")))
 
 
 @blp.route("/<game_id>/start")
@@ -243,15 +244,17 @@ class Notifications(MethodView):
     @blp.alt_response(401, description="bad token")
     @blp.alt_response(403, description="neither the host nor this seat")
     @blp.alt_response(404, description="no such game")
-    @blp.alt_response(422, description="invalid address, URL or event name")
+    @blp.alt_response(422, description="invalid address, URL, event name or time zone")
     def put(self, body: dict[str, Any], game_id: str, seat: int) -> dict[str, Any]:
-        """Set the seat's email and webhook and which events each receives.
+        """Set the seat's email and webhook and which events each receives, its time zone
+        and language. An empty body changes nothing and answers the settings.
 
         Setting ``webhook_url`` answers a new ``whsec_`` secret, shown only this once.
         """
         return lobby.set_notifications(game_id, _bearer(), seat, body.get("email"),
                                          body.get("webhook_url"), body.get("events"),
-                                         set(body), body.get("digest"))
+                                         set(body), body.get("digest"),
+                                         body.get("time_zone"), body.get("language"))
 
 
 @blp.route("/<game_id>/vacation")

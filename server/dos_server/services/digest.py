@@ -43,6 +43,7 @@ def send_digests(now: datetime) -> int:
             "seat": seat.index,
             "name": seat.name,
             "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
+            "time_zone": seat.time_zone,
             "opponents": [s.name or f"seat {s.index}" for s in game.seats if s is not seat],
             "line": urls.play_line(game.id, "N", game.version),
             # one press opens the seat's table

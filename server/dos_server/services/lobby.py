@@ -212,8 +212,12 @@ def create_game(request: NewGame) -> Created:
     return created
 
 
-def join_game(game_id: str, invite: str | None, code: str | None, name: str | None) -> Joined:
-    """Claim a seat with its invite token, or an open seat with the game's invite code."""
+def join_game(game_id: str, invite: str | None, code: str | None, name: str | None,
+              time_zone: str | None = None, language: str | None = None) -> Joined:
+    """Claim a seat with its invite token, or an open seat with the game's invite code.
+
+    ``time_zone`` and ``language`` (checked by the caller) fill the seat's when it has none.
+    """
     with write_transaction():
         game = get_game(game_id, for_update=True)
         if game.status in ("finished", "cancelled"):
@@ -251,6 +255,8 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
             raise InvalidInput("send either an invite token, or the invite code and a name")
         if invite and seat.owner_key is None:
             account.claim_by_invite(seat, claims)  # the invite sent to the seat's address
+        seat.time_zone = seat.time_zone or time_zone  # the first one given stays until changed
+        seat.language = seat.language or language
         take_seat(game, seat)
         joined = Joined(snapshot(game), Viewer(seat=seat.index), seat.index, seat.name,
                         seat_token("player", game, seat))
@@ -374,8 +380,11 @@ def check_channels(email: str | None, webhook_url: str | None, fields: set[str])
 
 def set_notifications(game_id: str, bearer: str | None, index: int, email: str | None,
                       webhook_url: str | None, events: dict[str, list[str]] | None,
-                      fields: set[str], digest: bool | None = None) -> dict[str, Any]:
-    """Change a seat's channels and the events each receives (host or the seat itself)."""
+                      fields: set[str], digest: bool | None = None,
+                      time_zone: str | None = None, language: str | None = None
+                      ) -> dict[str, Any]:
+    """Change a seat's channels and the events each receives, its time zone and language
+    (host or the seat itself; ``time_zone`` and ``language`` checked by the caller)."""
     check_channels(email, webhook_url, fields)  # resolves the URL: before the lock
     with write_transaction():
         game, viewer = locked(game_id, bearer)
@@ -409,6 +418,10 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
         if digest is not None:
             seat.digest = digest
             seat.digest_chosen = True  # the identity's preference no longer applies here
+        if "time_zone" in fields:
+            seat.time_zone = time_zone
+        if "language" in fields:
+            seat.language = language
         hidden = not own_seat and seat.claimed  # a seat's address is its player's business
         return {
             "seat": seat.index,
@@ -422,6 +435,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             "webhook_url": seat.webhook_url,
             "events": seat.notify_events or {c: list(notify.EVENTS) for c in notify.CHANNELS},
             "digest": seat.digest,
+            "time_zone": seat.time_zone,  # None: UTC
+            "language": seat.language,  # None: en
             "webhook_secret": secret_shown,  # shown once, when the URL is set
         }
 

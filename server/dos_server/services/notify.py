@@ -158,6 +158,7 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "names": names,
         "version": game.version,
         "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
+        "time_zone": seat.time_zone,  # the reader's: every time in the email is shown in it
         "links": links(game),
         "data": data,
         "unsubscribe": unsubscribe,  # List-Unsubscribe (RFC 8058 one-click POST, the API)

@@ -301,6 +301,8 @@ def seat_settings_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
         "webhook_disabled": seat.webhook_disabled,
         "events": seat.notify_events,  # None: every event on every channel
         "digest": seat.digest,
+        "time_zone": seat.time_zone,  # None: UTC
+        "language": seat.language,  # None: en
         "resigned": seat.resigned,
         "vacation_until": seat.vacation_until.isoformat()
         if seat.vacation_until and as_utc(seat.vacation_until) > now else None,

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-from dos_server import cards, urls
+from dos_server import cards, timefmt, urls
 from dos_server.delivery.mail.headers import Headers, digest_thread, game_thread
 from dos_server.services import account
 
@@ -51,11 +52,14 @@ def game_label(game_id: str, title: str | None) -> str:
     return f"{title} ({game_id})" if title else str(game_id)
 
 
-def when(moment: str | None) -> str:
-    """An ISO timestamp as people read it: 2029-01-01 10:00 UTC."""
-    if not moment:
+def when(moment: str | None, zone: str | None = None) -> str:
+    """An ISO timestamp as the reader reads it, in their zone and from now: "Thursday
+    3 December, 01:53 (Asia/Vientiane, UTC+7), in 23 hours"."""
+    parsed = timefmt.parse(moment)
+    if parsed is None:
         return "?"
-    return moment[:16].replace("T", " ") + " UTC"
+    now = datetime.now(UTC)
+    return f"{timefmt.local_time(parsed, zone, now)}, {timefmt.relative(parsed, now)}"
 
 
 def stop_link(payload: Payload) -> str:
@@ -94,7 +98,8 @@ def game_context(payload: Payload) -> dict[str, Any]:
         "view": view,
         "target": ((view or {}).get("options") or {}).get("target_score"),
         "over": over,
-        "deadline": when(payload["deadline"]) if payload.get("deadline") else None,
+        "deadline": when(payload["deadline"], payload.get("time_zone"))
+        if payload.get("deadline") else None,
         "since": payload.get("since") or [],
         "moves": moves,
         "my_turn": bool(moves and view is not None and view.get("current") == seat
@@ -140,7 +145,8 @@ def build_mail_reply(payload: Payload, facts: Facts) -> Letter:
 def build_digest(payload: Payload, facts: Facts) -> Letter:
     """The daily digest: every game waiting on this address, one thread per address."""
     games = [{**game, "label": game_label(game["id"], game.get("game_title")),
-              "deadline": when(game["deadline"]) if game.get("deadline") else None,
+              "deadline": when(game["deadline"], game.get("time_zone"))
+              if game.get("deadline") else None,
               "stop": stop_link(game)} for game in payload["games"]]
     return Letter({"games": games, "all_games": urls.all_games_url()}, Headers(
         thread=digest_thread(payload["thread"]), unsubscribe=payload["unsubscribe"],
