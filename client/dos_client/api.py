@@ -58,8 +58,11 @@ class DosApi:
         return self._call("POST", "/api/games", json=payload)
 
     def join(self, game_id: str, invite: str | None = None, code: str | None = None,
-             name: str | None = None) -> dict[str, Any]:
-        payload = {k: v for k, v in {"invite": invite, "code": code, "name": name}.items() if v}
+             name: str | None = None, time_zone: str | None = None,
+             language: str | None = None) -> dict[str, Any]:
+        payload = {k: v for k, v in {"invite": invite, "code": code, "name": name,
+                                     "time_zone": time_zone, "language": language}.items()
+                   if v}
         return self._call("POST", f"/api/games/{game_id}/join", json=payload)
 
     def game(self, game_id: str) -> dict[str, Any]:

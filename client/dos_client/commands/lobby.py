@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from dos_client import system
 from dos_client.context import (
     SavedGame,
     Settings,
@@ -98,7 +99,8 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
                          "invite_code": created["invite_code"]}
     store.section["current"] = name
     if me:
-        joined = connect(url).join(created["id"], invite=invites.pop(me).split(":", 1)[1])
+        joined = connect(url).join(created["id"], invite=invites.pop(me).split(":", 1)[1],
+                                   time_zone=system.time_zone(), language=system.language())
         store.games[name].update(seat=joined["seat"], token=joined["player_token"])
     store.save()
     lines = [f"Created game {created['id']} (saved as {name!r}; you hold the host token).",
@@ -133,7 +135,8 @@ def join(settings: Settings, invite: str, code: str | None, name: str | None,
         raise click.UsageError("give the whole invite (GAME:TOKEN), or a game id with --code "
                                "and --name")
     try:
-        joined = connect(url).join(game_id, invite=token or None, code=code, name=name)
+        joined = connect(url).join(game_id, invite=token or None, code=code, name=name,
+                                   time_zone=system.time_zone(), language=system.language())
     except DosApiError as error:
         if not token or error.status != 401:
             raise

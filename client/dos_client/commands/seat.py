@@ -35,11 +35,16 @@ def _email(value: str | None) -> str | None:
 @click.option("--all-events", is_flag=True, help="Every event on every channel again.")
 @click.option("--digest/--no-digest", default=None,
               help="Your-turn emails as one daily digest of all games waiting on you.")
+@click.option("--timezone", "time_zone", metavar="ZONE",
+              help="Show times in this IANA zone, e.g. Asia/Vientiane ('' for UTC).")
+@click.option("--language", metavar="LANG", help="Emails and pages in this language: en, lo.")
 @pass_settings
 def notify(settings: Settings, game: str | None, email: str | None, no_email: bool,
            webhook: str | None, no_webhook: bool, events: Sequence[str],
-           all_events: bool, digest: bool | None) -> None:
-    """Choose how you hear about a game: email, webhook, and which events."""
+           all_events: bool, digest: bool | None, time_zone: str | None,
+           language: str | None) -> None:
+    """Choose how you hear about a game: email, webhook, which events, your time zone and
+    language."""
     saved = settings.saved_game(game)
     seat = saved.seat()
     changes: dict[str, Any] = {}
@@ -61,12 +66,18 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
         changes["events"] = chosen
     if digest is not None:
         changes["digest"] = digest
+    if time_zone is not None:
+        changes["time_zone"] = time_zone or None
+    if language is not None:
+        changes["language"] = language or None
     result = saved.api.set_notifications(saved.game_id, seat, changes)  # {}: only reads
     events_on = "; ".join(f"{channel}: {', '.join(names) or 'none'}"
                           for channel, names in (result.get("events") or {}).items())
     lines = [f"Notifications for {saved.name}: email {result['email'] or 'off'}, "
              f"webhook {result['webhook_url'] or 'off'}, daily digest "
-             f"{'on' if result.get('digest') else 'off'}.", f"Events: {events_on}."]
+             f"{'on' if result.get('digest') else 'off'}.", f"Events: {events_on}.",
+             f"Times in {result.get('time_zone') or 'UTC'}, language "
+             f"{result.get('language') or 'en'}."]
     if not changes:
         lines.append(f"Change them with `{settings.command()} notify --email ADDRESS`, "
                      "--webhook URL, --event CHANNEL:EVENT, --digest (see --help).")
