@@ -14,6 +14,8 @@ from flask import Flask
 from notify_helpers import auth, run_worker
 
 from dos_server import timefmt
+from dos_server.delivery.mail import builders
+from dos_server.delivery.mail.render import render
 from dos_server.extensions import db
 from dos_server.models import SeatRow
 from dos_server.services import lobby, play
@@ -161,3 +163,27 @@ def test_the_your_turn_deadline_is_on_the_readers_date(
     local_day = deadline.astimezone(timefmt.zone(zone)).day
     assert int(matched[1]) == local_day
     assert (local_day != deadline.day) == (zone is not None)
+
+
+@pytest.mark.parametrize("kind", ["your_turn", "reminder", "digest"])
+@pytest.mark.parametrize("zone", [None, "Asia/Vientiane"])
+def test_each_kind_with_a_deadline_shows_it_in_the_zone(make_app: Callable[..., Flask],
+                                                        kind: str, zone: str | None) -> None:
+    deadline = (datetime.now(UTC) + timedelta(days=3)).replace(hour=18, minute=30, second=0,
+                                                                microsecond=0)
+    shown = timefmt.local_time(deadline, zone)
+    assert (deadline.astimezone(timefmt.zone(zone)).day != deadline.day) == (zone is not None)
+    game = {"event": kind, "seat": 0, "game_id": "tzgame0001", "names": ["dora", "bob"],
+            "name": "dora", "version": 3, "deadline": deadline.isoformat(), "time_zone": zone,
+            "unsubscribe": "https://dos.example.org/api/unsubscribe/t", "data": {}}
+    payload: dict[str, object] = game
+    if kind == "digest":
+        payload = {"event": "digest", "thread": "t", "unsubscribe": game["unsubscribe"],
+                   "games": [{**game, "id": "tzgame0001", "line": "dos-client move ...",
+                              "opponents": ["bob"]}]}
+    app = make_app(PUBLIC_URL="https://dos.example.org")
+    with app.app_context():
+        letter = builders.KINDS[kind](payload, builders.Facts())
+        rendered = render(kind, letter.context)
+    assert f"{shown}, in " in rendered.text  # the local date and time, and how far off
+    assert f"{shown}, in " in rendered.html  # the text and HTML parts agree
