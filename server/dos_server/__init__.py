@@ -11,7 +11,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """App factory: defaults, then the environment, then ``test_config``."""
     import os
 
-    from dos_server import models  # noqa: F401 - registers the tables with the metadata
+    from dos_server import i18n, models  # noqa: F401 - models registers the tables with the metadata
     from dos_server.api import account, games, health, inbound
     from dos_server.config import load_config
     from dos_server.database import configure_engine
@@ -34,6 +34,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     migrations = app.config.get("MIGRATIONS_DIR", _migrations_dir())
     migrate.init_app(app, db, render_as_batch=True, directory=migrations)
     limiter.init_app(app)
+    i18n.init_app(app)
     app.before_request(check_request)  # path parameters and headers, before any view
     api.init_app(app)
     api.register_blueprint(health.blp)
