@@ -310,6 +310,13 @@ def seat_settings_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
     }
 
 
+def reader_zone(game: GameRow, viewer: Viewer) -> str | None:
+    """The time zone the viewer reads times in: their seat's (None: UTC)."""
+    if viewer.seat is None or not 0 <= viewer.seat < len(game.seats):
+        return None
+    return seat_of(game, viewer.seat).time_zone
+
+
 def invites_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
     """Host only: a fresh invite for every named seat not yet claimed, and the invite code.
 
@@ -406,6 +413,7 @@ __all__ = [
     "joined_body",
     "legal_actions_body",
     "legal_actions_json",
+    "reader_zone",
     "recent_history_body",
     "record_body",
     "seat_removed_body",

@@ -7,10 +7,12 @@ from typing import Any
 import marshmallow as ma
 from flask import flash, redirect, render_template, request, url_for
 
+from dos_server import timefmt
 from dos_server.errors import DomainError
 from dos_server.problems import Problem, problem_of
 from dos_server.schemas import NotificationsIn, VacationIn
 from dos_server.services import access, lobby, notify, play, read
+from dos_server.validation import LANGUAGES
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import FieldErrors, Page, whole_number
@@ -36,14 +38,20 @@ def _settings(game_id: str, status: int = 200, errors: FieldErrors | None = None
     game = access.get_game(game_id)
     viewer = access.authenticate(game, token, allow_host=False)
     body = read.game_body(game, viewer)
-    settings = {**read.seat_settings_body(game, viewer), **(typed or {})}
+    stored = read.seat_settings_body(game, viewer)
+    settings = {**stored, **(typed or {})}
+    until = timefmt.parse(stored["vacation_until"])
     return render_template("settings.html", game=body, settings=settings,
                            errors=errors or FieldErrors(), events=notify.EVENTS,
-                           channels=notify.CHANNELS, new_token=new_token), status
+                           channels=notify.CHANNELS, new_token=new_token,
+                           zones=sorted(timefmt.zone_names()), languages=LANGUAGES,
+                           vacation_until=timefmt.local_time(until, stored["time_zone"])
+                           if until else None), status
 
 
 def _field(path: tuple[str, ...]) -> str | None:
-    return path[0] if path[:1] in (("email",), ("webhook_url",), ("days",)) else None
+    return path[0] if path[:1] in (("email",), ("webhook_url",), ("days",), ("time_zone",),
+                                   ("language",)) else None
 
 
 @bp.get("/games/<game_id>/settings")
@@ -61,12 +69,16 @@ def notifications(game_id: str) -> Page:
     events = {channel: [e for e in notify.EVENTS if f"{channel}:{e}" in request.form]
               for channel in notify.CHANNELS}
     payload: dict[str, Any] = {"events": events, "digest": "digest" in request.form}
+    for field in ("time_zone", "language"):  # a form from before these fields keeps them
+        if field in request.form:
+            payload[field] = request.form[field].strip() or None
     if email != current["email"] or current["email_unsubscribed"]:
         payload["email"] = email
     if webhook != current["webhook_url"]:
         payload["webhook_url"] = webhook
-    typed = {"email": email, "webhook_url": webhook, "events": events,
-             "digest": payload["digest"]}
+    typed: dict[str, Any] = {"email": email, "webhook_url": webhook, "events": events,
+                             "digest": payload["digest"]}
+    typed.update({f: payload[f] for f in ("time_zone", "language") if f in payload})
     errors = FieldErrors()
     try:
         loaded = NotificationsIn().load(payload)
@@ -81,7 +93,8 @@ def notifications(game_id: str) -> Page:
     try:
         result = lobby.set_notifications(game_id, token, seat, loaded.get("email"),
                                          loaded.get("webhook_url"), loaded.get("events"),
-                                         set(loaded), loaded.get("digest"))
+                                         set(loaded), loaded.get("digest"),
+                                         loaded.get("time_zone"), loaded.get("language"))
     except DomainError as error:
         problem = problem_of(error)
         if problem.status != 422:
@@ -96,7 +109,7 @@ def notifications(game_id: str) -> Page:
 
 @bp.post("/games/<game_id>/settings/vacation")
 def vacation(game_id: str) -> Page:
-    token, _ = _player(game_id)
+    token, seat = _player(game_id)
     days = whole_number(request.form.get("days", ""))
     try:
         loaded = VacationIn().load({"days": days})
@@ -113,7 +126,11 @@ def vacation(game_id: str) -> Page:
         refused = FieldErrors()
         refused.add("days", problem.detail)
         return _settings(game_id, 409, refused, typed={"days": request.form.get("days", "")})
-    flash(f"Your clock is paused until {result['vacation_until'][:16].replace('T', ' ')} UTC; "
+    zone = read.seat_settings_body(access.get_game(game_id),
+                                   access.Viewer(seat=seat))["time_zone"]
+    until = timefmt.parse(result["vacation_until"])
+    shown = timefmt.local_time(until, zone) if until else "now"
+    flash(f"Your clock is paused until {shown}; "
           f"{result['days_left']} vacation day(s) left this year.")
     return redirect(url_for("web.settings", game_id=game_id), 303)
 

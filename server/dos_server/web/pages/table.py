@@ -25,6 +25,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from dos_engine.actions import Match
 from dos_engine.cards import Card
 from dos_engine.errors import InvalidActionError
+from dos_server import timefmt
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
@@ -109,7 +110,8 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
         history=list(reversed(present.history_lines(shown["recent"], names))),
         since=since, since_more=more, notice=notice, error=error, typed=typed,
         deadline=deadline, deadline_text=present.relative(deadline) if deadline else None,
-        deadline_utc=present.utc_text(deadline) if deadline else None, fairness=fair,
+        deadline_utc=timefmt.local_time(deadline, read.reader_zone(game, viewer))
+        if deadline else None, fairness=fair,
         host=auth.host_token(game_id) is not None, page_key=nonce,
         seats=seat_lines(body, names),
     ), status
