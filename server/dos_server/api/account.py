@@ -13,7 +13,7 @@ from marshmallow import validate
 from dos_server.api.games import _bearer
 from dos_server.edge import Blueprint
 from dos_server.extensions import limiter
-from dos_server.schemas import EmailAddress, StrictBoolean, StrictInteger
+from dos_server.schemas import EmailAddress, Language, StrictBoolean, StrictInteger, TimeZone
 from dos_server.services import account
 
 blp = Blueprint("account", __name__, url_prefix="/api",
@@ -46,10 +46,14 @@ class SeatChoiceIn(ma.Schema):
 
 
 class SettingsIn(ma.Schema):
-    digest = StrictBoolean(required=True, allow_none=True,
+    digest = StrictBoolean(allow_none=True,
                            metadata={"description": "true: one daily digest; false: an email "
                                                     "per turn; null: no preference. Games "
                                                     "set one by one keep their setting."})
+    time_zone = TimeZone(metadata={"description": "an IANA zone, like Asia/Vientiane, for "
+                                                  "the seats you take from now on that have "
+                                                  "none; null: UTC"})
+    language = Language()
 
 
 def _user_agent() -> str | None:
@@ -139,8 +143,10 @@ class Settings(MethodView):
     @blp.alt_response(401, description="not signed in, or the session was revoked")
     @blp.alt_response(422, description="invalid input")
     def put(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Digest or per-turn emails, once for all your games."""
-        return account.set_settings(_bearer(), body["digest"])
+        """Digest or per-turn emails, once for all your games; your time zone and language
+        (a field left out is left as it is)."""
+        return account.set_settings(_bearer(), body.get("digest"), set(body),
+                                    body.get("time_zone"), body.get("language"))
 
 
 @blp.route("/me/export")

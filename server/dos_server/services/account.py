@@ -24,7 +24,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -347,6 +347,8 @@ def whoami(bearer: str | None) -> dict[str, Any]:
     account = authenticate(bearer)
     identity = db.session.get(IdentityRow, account.email_key)
     return {"email": _address(account), "digest": identity.digest if identity else None,
+            "time_zone": identity.time_zone if identity else None,
+            "language": identity.language if identity else None,
             "session": account.session_id}
 
 
@@ -389,6 +391,9 @@ def own(seat: SeatRow, address: str) -> None:
     identity = db.session.get(IdentityRow, key)
     if identity is not None and identity.digest is not None and not seat.digest_chosen:
         seat.digest = identity.digest
+    if identity is not None:  # the seat's own zone and language, when it has one, stay
+        seat.time_zone = seat.time_zone or identity.time_zone
+        seat.language = seat.language or identity.language
 
 
 def claim_by_invite(seat: SeatRow, claims: tokens.TokenClaims) -> None:
@@ -440,9 +445,12 @@ def confirm_address(token: str) -> dict[str, Any]:
 # -- settings, export, forgetting -----------------------------------------------------------
 
 
-def set_settings(bearer: str | None, digest: bool | None) -> dict[str, Any]:
-    """Digest or per-turn emails in all your games (those you did not set one by one; own
-    transaction)."""
+def set_settings(bearer: str | None, digest: bool | None,
+                 fields: Collection[str] = ("digest",), time_zone: str | None = None,
+                 language: str | None = None) -> dict[str, Any]:
+    """Digest or per-turn emails in all your games (those you did not set one by one), and
+    the zone and language of seats you come to own that have none: those of ``fields``
+    (checked by the caller; own transaction)."""
     account = authenticate(bearer)
     with write_transaction():
         identity = db.session.execute(
@@ -451,9 +459,14 @@ def set_settings(bearer: str | None, digest: bool | None) -> dict[str, Any]:
         ).scalar_one_or_none()
         if identity is None:  # its sessions outlived it (DELETE /api/me raced a request)
             raise NotAuthenticated("this identity was deleted; sign in again")
-        identity.digest = digest
+        if "time_zone" in fields:
+            identity.time_zone = time_zone
+        if "language" in fields:
+            identity.language = language
         changed = 0
-        if digest is not None:
+        if "digest" in fields:
+            identity.digest = digest
+        if "digest" in fields and digest is not None:
             # The games before their seats, as a turn takes them (services/locks.py): seats
             # locked in scan order without their game deadlocked with a turn on a game
             # where this person holds two seats.
@@ -464,7 +477,9 @@ def set_settings(bearer: str | None, digest: bool | None) -> dict[str, Any]:
                 update(SeatRow).where(*following, SeatRow.game_id.in_(games))
                 .values(digest=digest).returning(SeatRow.id)
             ).scalars().all())
-        return {"email": identity.address, "digest": identity.digest, "games_changed": changed}
+        return {"email": identity.address, "digest": identity.digest,
+                "time_zone": identity.time_zone, "language": identity.language,
+                "games_changed": changed}
 
 
 def _iso(moment: datetime | None) -> str | None:
