@@ -61,10 +61,8 @@ import json
 import os
 import platform
 import re
-import secrets
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -80,7 +78,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import common
-from common import BIN, RESULTS_DIR, ROOT, percentile
+from common import RESULTS_DIR, percentile
 
 RESULTS = RESULTS_DIR / "browser_table.json"
 DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -161,23 +159,6 @@ class BenchError(RuntimeError):
 
 
 # -- the server -------------------------------------------------------------------------------
-
-
-def server_env(database_url: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({
-        "PYTHONPATH": str(ROOT / "server"),
-        "DATABASE_URL": database_url,
-        "SECRET_KEY": secrets.token_urlsafe(32),
-        "DOS_RATE_LIMIT_CREATE": "1000000 per minute",
-        "DOS_RATE_LIMIT_JOIN": "1000000 per minute",
-    })
-    return env
-
-
-def upgrade_schema(env: dict[str, str]) -> None:
-    subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
-                   env=env, check=True, capture_output=True, timeout=120)
 
 
 @contextlib.contextmanager
@@ -546,8 +527,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         log = tmp / "gunicorn.log"
         access = tmp / "access.log"
         with database(args.backend, tmp, args.pg_url) as url:
-            env = server_env(url)
-            upgrade_schema(env)
+            env = common.server_env(url)
+            common.upgrade_schema(env)
             serving = ["--config", "python:dos_server.gunicorn_conf", "--graceful-timeout", "5",
                        "--access-logfile", str(access), "--access-logformat", ACCESS_FORMAT]
             with common.gunicorn(serving, env, log) as (port, _process):

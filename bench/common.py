@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import http.client
 import math
+import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -97,3 +99,23 @@ def gunicorn(arguments: Sequence[str], env: dict[str, str], log: Path,
         yield port, process
     finally:
         stop(process, stop_timeout)
+
+
+def server_env(database_url: str) -> dict[str, str]:
+    """The environment of a server process on ``database_url``: a fresh key, and rate
+    limits no benchmark reaches."""
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": str(ROOT / "server"),
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": secrets.token_urlsafe(32),
+        "DOS_RATE_LIMIT_CREATE": "1000000 per minute",
+        "DOS_RATE_LIMIT_JOIN": "1000000 per minute",
+    })
+    return env
+
+
+def upgrade_schema(env: dict[str, str]) -> None:
+    """``flask db upgrade`` on the database of ``env``."""
+    subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
+                   env=env, check=True, capture_output=True, timeout=120)

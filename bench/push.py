@@ -94,9 +94,9 @@ def figures(values: Sequence[float]) -> dict[str, float]:
 
 @contextlib.contextmanager
 def gunicorn(url: str, log: Path) -> Iterator[int]:
-    env = bs.server_env(url)
+    env = common.server_env(url)
     env.update({"DOS_RATELIMIT_ENABLED": "false", "WEB_CONCURRENCY": "2"})
-    bs.upgrade_schema(env)
+    common.upgrade_schema(env)
     with common.gunicorn(["--config", SERVE], env, log, stop_timeout=30) as (port, _):
         yield port
 

@@ -56,7 +56,6 @@ import secrets
 import signal
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -68,9 +67,8 @@ from pathlib import Path
 from typing import Any
 
 import common
-from common import BIN, RESULTS_DIR, ROOT, percentile
+from common import RESULTS_DIR, percentile
 
-SERVER_SRC = ROOT / "server"
 RESULTS = RESULTS_DIR / "server.json"
 DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -619,23 +617,6 @@ def sqlite_backend(path: Path) -> Backend:
 # -- the server -------------------------------------------------------------------------------
 
 
-def server_env(database_url: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({
-        "PYTHONPATH": str(SERVER_SRC),
-        "DATABASE_URL": database_url,
-        "SECRET_KEY": secrets.token_urlsafe(32),
-        "DOS_RATE_LIMIT_CREATE": "1000000 per minute",
-        "DOS_RATE_LIMIT_JOIN": "1000000 per minute",
-    })
-    return env
-
-
-def upgrade_schema(env: dict[str, str]) -> None:
-    subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
-                   env=env, check=True, capture_output=True, timeout=120)
-
-
 @contextlib.contextmanager
 def gunicorn(env: dict[str, str], settings: Settings, log: Path,
              database: str | None = None) -> Iterator[Server]:
@@ -654,8 +635,8 @@ def ratio(value: float, base: float) -> float:
 
 
 def run_backend(backend: Backend, settings: Settings, log: Path) -> dict[str, Any]:
-    env = server_env(backend.url)
-    upgrade_schema(env)
+    env = common.server_env(backend.url)
+    common.upgrade_schema(env)
     out: dict[str, Any] = {}
     with gunicorn(env, settings, log, backend.database) as server:
         serving = (f"--threads {settings.threads}" if settings.threads

@@ -8,6 +8,7 @@ language's ``messages.po`` is translated, and its ``messages.mo`` is compiled be
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from flask import Flask, current_app, request
@@ -26,23 +27,40 @@ def translation_directories() -> list[Path]:
 
 def shipped_languages() -> list[str]:
     """English and every language with a compiled catalog."""
-    found = sorted({p.parent.parent.name for folder in translation_directories()
+    return list(_languages_in(tuple(translation_directories())))
+
+
+@lru_cache(maxsize=8)
+def _languages_in(folders: tuple[Path, ...]) -> tuple[str, ...]:
+    # Read once per set of folders: the locale of every request asks.
+    found = sorted({p.parent.parent.name for folder in folders
                     for p in folder.glob("*/LC_MESSAGES/messages.mo")} - {DEFAULT_LANGUAGE})
-    return [DEFAULT_LANGUAGE, *found]
+    return (DEFAULT_LANGUAGE, *found)
+
+
+def shipped_language(tag: object) -> str | None:
+    """The shipped language a tag such as ``lo``, ``lo-LA`` or ``lo_LA.UTF-8`` names; None for
+    none, or one not shipped (an unknown language is no mistake: it reads as English)."""
+    if not isinstance(tag, str):
+        return None
+    base = tag.strip().replace("-", "_").partition(".")[0].partition("_")[0].lower()
+    return base if base in shipped_languages() else None
 
 
 def language_of(tag: str | None) -> str:
-    """A shipped language for a tag such as ``lo``, ``lo-LA`` or ``lo_LA.UTF-8``; English for
-    an unknown or missing one."""
-    if not tag:
-        return DEFAULT_LANGUAGE
-    base = tag.replace("_", "-").split(".", 1)[0].split("-", 1)[0].strip().lower()
-    return base if base in shipped_languages() else DEFAULT_LANGUAGE
+    """The shipped language of a tag; English for an unknown or missing one."""
+    return shipped_language(tag) or DEFAULT_LANGUAGE
+
+
+def browser_language() -> str | None:
+    """The browser's preferred shipped language (``Accept-Language``); None for none."""
+    best = request.accept_languages.best_match(shipped_languages())
+    return str(best) if best else None
 
 
 def request_locale() -> str:
-    """The browser's preferred shipped language (``Accept-Language``), else English."""
-    return request.accept_languages.best_match(shipped_languages()) or DEFAULT_LANGUAGE
+    """The language a request is answered in: the browser's, else English."""
+    return browser_language() or DEFAULT_LANGUAGE
 
 
 babel = Babel()

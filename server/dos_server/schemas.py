@@ -8,16 +8,15 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import validate
 
+from dos_server.i18n import shipped_language, shipped_languages
 from dos_server.services.lobby import BOT_STRATEGIES
 from dos_server.services.notify import EVENTS
 from dos_server.timefmt import ZONE_MAX, clean_time_zone
 from dos_server.validation import (
     EMAIL_MAX,
-    LANGUAGES,
     NAME_MAX,
     TITLE_MAX,
     clean_email,
-    clean_language,
     clean_name,
     clean_title,
 )
@@ -88,7 +87,7 @@ class Language(ma.fields.Field[str | None]):
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("metadata", {}).setdefault(
-            "description", f"one of {', '.join(LANGUAGES)} (or a tag like lo-LA); another "
+            "description", f"one of {', '.join(shipped_languages())} (or a tag like lo-LA); another "
             "or null: en")
         kwargs["metadata"].update(type="string", maxLength=35)
         super().__init__(allow_none=True, **kwargs)
@@ -99,7 +98,7 @@ class Language(ma.fields.Field[str | None]):
             raise ma.ValidationError("a language is a tag, like lo or en")
         if len(value) > 35:  # BCP 47 tags are shorter
             raise ma.ValidationError("a language tag has at most 35 characters")
-        return clean_language(value)
+        return shipped_language(value)
 
 
 class StrictInteger(ma.fields.Integer):

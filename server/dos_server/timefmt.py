@@ -18,6 +18,12 @@ def zone_names() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones())
 
 
+@lru_cache(maxsize=1)
+def zone_list() -> tuple[str, ...]:
+    """The zone names in order, for a form to offer."""
+    return tuple(sorted(zone_names()))
+
+
 def clean_time_zone(raw: object) -> str | None:
     """An IANA zone name as given, or None for none (UTC); ValueError for anything else."""
     if raw is None or raw == "":
@@ -56,10 +62,11 @@ def offset(when: datetime) -> str:
 def local_time(when: datetime, zone_name: str | None, now: datetime | None = None) -> str:
     """``when`` in the zone: "Thursday 3 December, 01:53 (Asia/Vientiane, UTC+7)"; the year
     too when it is not ``now``'s; "(UTC)" for no zone."""
-    local = _as_utc(when).astimezone(zone(zone_name))
-    year = local.year != _as_utc(now or datetime.now(UTC)).astimezone(local.tzinfo).year
+    reader = zone(zone_name)
+    local = _as_utc(when).astimezone(reader)
+    year = local.year != _as_utc(now or datetime.now(UTC)).astimezone(reader).year
     day = f"{local:%A} {local.day} {local:%B}" + (f" {local.year}" if year else "")
-    name = zone_name if zone_name and zone_name in zone_names() else "UTC"
+    name = reader.key
     where = offset(local)
     label = name if where == name else f"{name}, {where}"
     return f"{day}, {local:%H:%M} ({label})"
@@ -83,12 +90,17 @@ def relative(when: datetime, now: datetime | None = None) -> str:
 
 
 def parse(moment: str | datetime | None) -> datetime | None:
-    """An ISO timestamp (as payloads carry them) as an aware datetime; None for none."""
+    """An ISO timestamp (as payloads and bodies carry them) as an aware datetime; None for
+    none or one that is not a timestamp."""
     if moment is None or moment == "":
         return None
-    when = moment if isinstance(moment, datetime) else datetime.fromisoformat(moment)
-    return _as_utc(when)
+    if isinstance(moment, datetime):
+        return _as_utc(moment)
+    try:
+        return _as_utc(datetime.fromisoformat(moment))
+    except ValueError:
+        return None
 
 
 __all__ = ["clean_time_zone", "local_time", "offset", "parse", "relative", "zone",
-           "zone_names"]
+           "zone_list", "zone_names"]

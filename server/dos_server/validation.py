@@ -122,15 +122,3 @@ def _codepoint(ch: str) -> str:
 
 
 __all__ = ["EMAIL_MAX", "NAME_MAX", "clean_email", "clean_name", "email_key", "name_key"]
-
-
-LANGUAGES = ("en", "lo")  # the shipped languages; None (no choice) reads as English
-
-
-def clean_language(raw: object) -> str | None:
-    """A shipped language from a tag ('lo', 'lo-LA', 'lo_LA.UTF-8'); None (English) for none
-    or one not shipped: an unknown language is no mistake, it falls back."""
-    if not isinstance(raw, str):
-        return None
-    tag = raw.strip().replace("-", "_").partition(".")[0].partition("_")[0].lower()
-    return tag if tag in LANGUAGES else None

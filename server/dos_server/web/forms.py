@@ -3,7 +3,7 @@ marshmallow's messages as lines a person reads."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import marshmallow as ma
@@ -30,19 +30,25 @@ def whole_number(text: str, low: int = -(2**31), high: int = 2**31 - 1) -> int |
     return value if low <= value <= high else None
 
 
-def field_messages(errors: Any, path: str = "") -> list[str]:
-    """marshmallow's nested error messages as 'field: message' lines."""
+def error_paths(errors: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    """marshmallow's (or a service's) nested error messages: each field's path and its
+    messages as one line."""
     if isinstance(errors, dict):
-        out = []
         for key, value in errors.items():
-            where = f"{path}.{key}" if path else str(key)
-            out += field_messages(value, where)
-        return out
-    if isinstance(errors, list) and all(isinstance(e, str) for e in errors):
-        return [f"{path.replace('_', ' ')}: {' '.join(errors)}"]
-    if isinstance(errors, list):
-        return [m for e in errors for m in field_messages(e, path)]
-    return [f"{path}: {errors}"]
+            yield from error_paths(value, (*path, str(key)))
+    elif isinstance(errors, list) and all(isinstance(e, str) for e in errors):
+        yield path, " ".join(errors)
+    elif isinstance(errors, list):
+        for item in errors:
+            yield from error_paths(item, path)
+    else:
+        yield path, str(errors)
+
+
+def field_messages(errors: Any) -> list[str]:
+    """marshmallow's nested error messages as 'field: message' lines."""
+    return [f"{'.'.join(path).replace('_', ' ')}: {message}"
+            for path, message in error_paths(errors)]
 
 
 class FieldErrors:
@@ -65,20 +71,11 @@ class FieldErrors:
     def has(self, field: str) -> bool:
         return field in self.fields
 
-    def add_tree(self, tree: Any, field_of: Callable[[tuple[str, ...]], str | None],
-                 path: tuple[str, ...] = ()) -> None:
+    def add_tree(self, tree: Any, field_of: Callable[[tuple[str, ...]], str | None]) -> None:
         """marshmallow's (or a service's) nested messages, each under the field ``field_of``
         names for its path (None: no field of the form)."""
-        if isinstance(tree, dict):
-            for key, value in tree.items():
-                self.add_tree(value, field_of, (*path, str(key)))
-        elif isinstance(tree, list) and all(isinstance(e, str) for e in tree):
-            self.add(field_of(path), " ".join(tree))
-        elif isinstance(tree, list):
-            for item in tree:
-                self.add_tree(item, field_of, path)
-        else:
-            self.add(field_of(path), str(tree))
+        for path, message in error_paths(tree):
+            self.add(field_of(path), message)
 
     def add_problem(self, problem: Problem, field_of: Callable[[tuple[str, ...]], str | None]
                     ) -> None:

@@ -119,35 +119,9 @@ def card_table(view: dict[str, Any] | None, actions: dict[str, Any] | None,
     }
 
 
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def relative(when: datetime, now: datetime | None = None) -> str:
-    """'in 3 hours', '5 minutes ago': the deadline in plain words (the page adds local time)."""
-    now = now or datetime.now(UTC)
-    seconds = int((when - now).total_seconds())
-    future = seconds >= 0
-    seconds = abs(seconds)
-    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute")):
-        if seconds >= size:
-            count = seconds // size
-            words = f"{count} {unit}{'' if count == 1 else 's'}"
-            break
-    else:
-        return "now"
-    return f"in {words}" if future else f"{words} ago"
-
-
 def utc_text(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-__all__ = ["card_table", "history_lines", "low_hands", "own_lines", "parse_time", "relative",
-           "since_last_visit", "utc_text"]
+__all__ = ["card_table", "history_lines", "low_hands", "own_lines", "since_last_visit",
+           "utc_text"]

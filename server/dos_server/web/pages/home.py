@@ -60,14 +60,15 @@ _SEAT_FIELDS = {"name": "name", "email": "email", "webhook_url": "webhook", "bot
 
 
 def _dropping(payload: Any, errors: Any) -> Any:
-    """``payload`` without the values marshmallow refused (to check the rest further)."""
-    if isinstance(payload, dict) and isinstance(errors, dict):
-        return {key: _dropping(value, errors[key]) if key in errors and isinstance(
-                    errors[key], dict) else value
-                for key, value in payload.items() if key not in errors or isinstance(
-                    errors[key], dict)}
-    if isinstance(payload, list) and isinstance(errors, dict):
-        return [_dropping(item, errors.get(index, {})) for index, item in enumerate(payload)]
+    """``payload`` without the values marshmallow refused (a list of messages; a dict holds
+    its parts' messages), to check the rest further."""
+    if not isinstance(errors, dict):
+        return payload
+    if isinstance(payload, dict):
+        return {key: _dropping(value, errors.get(key)) for key, value in payload.items()
+                if not isinstance(errors.get(key), list)}
+    if isinstance(payload, list):
+        return [_dropping(item, errors.get(index)) for index, item in enumerate(payload)]
     return payload
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from flask import current_app, flash, redirect, render_template, request, url_for
 
+from dos_server import i18n
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
 from dos_server.services import access, lobby, read
-from dos_server.validation import LANGUAGES
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import FieldErrors, Page, lobby_name
@@ -50,7 +50,7 @@ def join_post(game_id: str) -> Page:
     try:
         joined = lobby.join_game(game_id, parked.value if parked.kind == "invite" else None,
                                  parked.value if parked.kind == "code" else None, name,
-                                 language=request.accept_languages.best_match(LANGUAGES))
+                                 language=i18n.browser_language())
     except DomainError as error:
         problem = problem_of(error)
         if problem.status in (401, 403):  # revoked since the join page, or a wrong code

@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import current_app, flash, redirect, render_template, request, url_for
 
+from dos_server import timefmt
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
@@ -39,9 +40,9 @@ def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
 
 
 def _me_line(line: dict[str, Any]) -> dict[str, Any]:
-    deadline = present.parse_time(line["deadline"]) if line["status"] == "active" else None
+    deadline = timefmt.parse(line["deadline"]) if line["status"] == "active" else None
     return {**line, "players": [p or "open seat" for p in line["players"]],
-            "deadline_text": present.relative(deadline) if deadline else None,
+            "deadline_text": timefmt.relative(deadline) if deadline else None,
             "deadline_utc": present.utc_text(deadline) if deadline else None}
 
 

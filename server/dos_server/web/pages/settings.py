@@ -7,12 +7,11 @@ from typing import Any
 import marshmallow as ma
 from flask import flash, redirect, render_template, request, url_for
 
-from dos_server import timefmt
+from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
 from dos_server.problems import Problem, problem_of
 from dos_server.schemas import NotificationsIn, VacationIn
 from dos_server.services import access, lobby, notify, play, read
-from dos_server.validation import LANGUAGES
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import FieldErrors, Page, whole_number
@@ -44,7 +43,7 @@ def _settings(game_id: str, status: int = 200, errors: FieldErrors | None = None
     return render_template("settings.html", game=body, settings=settings,
                            errors=errors or FieldErrors(), events=notify.EVENTS,
                            channels=notify.CHANNELS, new_token=new_token,
-                           zones=sorted(timefmt.zone_names()), languages=LANGUAGES,
+                           zones=timefmt.zone_list(), languages=i18n.shipped_languages(),
                            vacation_until=timefmt.local_time(until, stored["time_zone"])
                            if until else None), status
 
@@ -126,8 +125,7 @@ def vacation(game_id: str) -> Page:
         refused = FieldErrors()
         refused.add("days", problem.detail)
         return _settings(game_id, 409, refused, typed={"days": request.form.get("days", "")})
-    zone = read.seat_settings_body(access.get_game(game_id),
-                                   access.Viewer(seat=seat))["time_zone"]
+    zone = read.reader_zone(access.get_game(game_id), access.Viewer(seat=seat))
     until = timefmt.parse(result["vacation_until"])
     shown = timefmt.local_time(until, zone) if until else "now"
     flash(f"Your clock is paused until {shown}; "

@@ -99,7 +99,8 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
     since, more = present.since_last_visit(shown["since"], names, viewer.seat)
     if viewer.seat is not None:
         auth.mark_seen(game_id, shown["last"])
-    deadline = present.parse_time(body["turn_deadline"])
+    deadline = timefmt.parse(body["turn_deadline"])
+    zone = read.reader_zone(game, viewer)
     fair = shown["fairness"]
     nonce = secrets.token_urlsafe(12)
     return render_template(
@@ -109,9 +110,9 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
         low=present.low_hands(view, names, viewer.seat, body["status"]),
         history=list(reversed(present.history_lines(shown["recent"], names))),
         since=since, since_more=more, notice=notice, error=error, typed=typed,
-        deadline=deadline, deadline_text=present.relative(deadline) if deadline else None,
-        deadline_utc=timefmt.local_time(deadline, read.reader_zone(game, viewer))
-        if deadline else None, fairness=fair,
+        deadline=deadline, deadline_text=timefmt.relative(deadline) if deadline else None,
+        deadline_local=timefmt.local_time(deadline, zone) if deadline else None,
+        zone_chosen=zone is not None, fairness=fair,
         host=auth.host_token(game_id) is not None, page_key=nonce,
         seats=seat_lines(body, names),
     ), status
