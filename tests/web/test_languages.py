@@ -25,7 +25,7 @@ def extracted() -> set[str]:
         method_map, options_map = parse_mapping_cfg(cfg)
     found = set()
     for _filename, _line, message, _comments, _context in extract_from_dir(
-            str(SERVER), method_map, options_map):
+            str(SERVER / "dos_server"), method_map, options_map):
         found.add(message[0] if isinstance(message, tuple) else message)
     return found
 
