@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # server/dos_server/gunicorn_conf.py (long-polls park there without a thread or a connection).
 GUNICORN_CONF := python:dos_server.gunicorn_conf
 
-.PHONY: install dev run demo test test-engine-alone lint typecheck bench-engine clean
+.PHONY: install dev run demo test test-engine-alone lint typecheck bench-engine clean catalogs new-language
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,31 @@ lint: dev
 
 typecheck: dev
 	$(PY) -m mypy
+
+# The three gettext catalogs (docs/development.md, "Languages"): the server's pages and emails,
+# the engine's event lines and rule errors, dos-client's words. `make catalogs` extracts the marked
+# messages, merges them into every language's .po and compiles the .mo files beside them;
+# `make new-language CODE=th` starts a language's three catalogs.
+PYBABEL := $(VENV)/bin/pybabel
+CATALOGS := server/babel.cfg:-k_l:messages:server/dos_server/translations:server/dos_server \
+	server/dos_engine/babel.cfg:-kN_:dos_engine:server/dos_engine/locale:server/dos_engine \
+	-:-kN_:dos_client:client/dos_client/locale:client/dos_client
+define each_catalog
+	@for entry in $(CATALOGS); do \
+	  set -- $$(echo "$$entry" | tr : ' '); cfg=$$1 keyword=$$2 domain=$$3 folder=$$4 sources=$$5; \
+	  mapping=$$([ "$$cfg" = - ] || echo "-F $$cfg"); pot=$$(mktemp); \
+	  $(PYBABEL) --quiet extract $$mapping $$keyword -o $$pot $$sources && $(1) || exit 1; rm -f $$pot; \
+	done
+endef
+
+catalogs: dev
+	$(call each_catalog,$(PYBABEL) update -i $$pot -D $$domain -d $$folder --no-fuzzy-matching --ignore-obsolete)
+	@for folder in server/dos_server/translations server/dos_engine/locale client/dos_client/locale; do \
+	  for po in $$folder/*/LC_MESSAGES/*.po; do [ -f "$$po" ] || continue; $(PYBABEL) compile -i $$po -o $${po%.po}.mo; done; done
+
+new-language: dev
+	@test -n "$(CODE)" || { echo "make new-language CODE=xx (an ISO 639 code)"; exit 2; }
+	$(call each_catalog,$(PYBABEL) init -i $$pot -D $$domain -d $$folder -l $(CODE))
 
 # The database tests run on SQLite and, with TEST_DATABASE_URL, on PostgreSQL too; the soak needs
 # PostgreSQL. A PostgreSQL answering on the usual local address is used unless you set another.
