@@ -89,6 +89,11 @@ def _settings_with_mistakes(page: Page) -> None:
         page.get_by_role("button", name="Save notifications").click()
 
 
+def _in_lao(page: Page) -> None:
+    page.set_extra_http_headers({"Accept-Language": "lo"})
+    page.reload()
+
+
 def visits(site: Site, signin_host: Callable[[str, str], None],
            open_as: Callable[[str, str], None]) -> list[Visit]:
     """Makes the games the pages show, signs the browsers in, and lists the visits.
@@ -170,6 +175,8 @@ def visits(site: Site, signin_host: Callable[[str, str], None],
         Visit("an emailed move", "web.emailed_move", "emailed", path_of(emailed)),
         Visit("an emailed move, stale", "web.emailed_move", "alice",
               f"/games/{live}/emailed-move/1/1"),
+        Visit("rules", "web.rules", "stranger", "/rules"),
+        Visit("rules in Lao", "web.rules", "lao", "/rules#rule-3.7", _in_lao),
         Visit("API reference", "api-docs.openapi_redoc", "stranger", "/docs"),
         Visit("not found", "", "stranger", "/nowhere"),
         Visit("not found under a game", "", "stranger", f"/games/{live}/nowhere"),
