@@ -29,8 +29,8 @@ class DosGroup(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         i18n.use(None)  # the environment's language, until --json says English
-        i18n.localize(self)
-        return super().main(*args, **kwargs)
+        with i18n.localized(self):
+            return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -1,6 +1,6 @@
 """Click's own words that a dos-client user meets, so that pybabel finds them in the client and
 the client's catalog translates them: click reads them through standard gettext, whose domain
-``dos_client.i18n.localize`` makes the client's (as an application may). Each is exactly as in
+``dos_client.i18n.localized`` makes the client's (as an application may). Each is exactly as in
 click's source (tests/client/test_client_catalog.py checks it against click's own messages).
 """
 

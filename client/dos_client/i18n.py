@@ -14,7 +14,7 @@ message is, so a command run with another environment speaks its language. With 
 client speaks English (:func:`use`), so what a script reads is the same in every language.
 
 Click's own words ("Usage:", "Options", its errors) are read through the same catalog
-(:func:`localize`); the ones translated are listed in ``click_words.py``.
+(:func:`localized`); the ones translated are listed in ``click_words.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from __future__ import annotations
 import gettext
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -93,14 +94,20 @@ def shipped_languages() -> list[str]:
 _SOURCE = "_dos_source_text"  # where a command or option keeps the English its help began as
 
 
-def localize(command: Any) -> None:
-    """Put ``command``'s help texts, and those of its options and subcommands, into the reader's
-    language, and let click say its own words in it (standard gettext's global domain: this is
-    the application). Called as the command line starts, so each run speaks its environment's
-    language."""
+@contextmanager
+def localized(command: Any) -> Iterator[None]:
+    """While the command line runs: ``command``'s help texts, and those of its options and
+    subcommands, in the reader's language, and click's own words too (click reads them through
+    standard gettext's global domain, which is the client's meanwhile: this is the application).
+    Entered as each run starts, so each run speaks its environment's language."""
     gettext.bindtextdomain(DOMAIN, str(LOCALE))
+    previous = gettext.textdomain()
     gettext.textdomain(DOMAIN)
-    _localize(command)
+    try:
+        _localize(command)
+        yield
+    finally:
+        gettext.textdomain(previous)
 
 
 def _localize(command: Any) -> None:
