@@ -116,3 +116,17 @@ def test_the_client_reads_its_catalog_without_flask_or_babel() -> None:
     assert "ວິທີໃຊ້: dos-client" in result.stdout  # click's "Usage:" in Lao
     assert "ຕາຂອງ" in result.stdout or "ຈົກບັດ" in result.stdout  # our help texts too
     assert result.stdout.strip().endswith("[]"), result.stdout
+
+
+def test_the_event_help_names_every_event() -> None:
+    """`notify --event`'s help lists the events in one message (so that it is translated
+    whole): the list the client checks --event against."""
+    from click.testing import CliRunner
+
+    from dos_client.cli import cli
+    from dos_client.commands.seat import NOTIFY_EVENTS
+
+    english = {"LANGUAGE": None, "LC_ALL": None, "LC_MESSAGES": None, "LANG": "C"}
+    shown = CliRunner().invoke(cli, ["notify", "--help"], env=english).output
+    words = " ".join(shown.split())
+    assert ("Events: " + ", ".join(NOTIFY_EVENTS) + ".") in words

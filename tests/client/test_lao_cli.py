@@ -32,7 +32,7 @@ def test_the_table_moves_and_history_in_lao(table: Table) -> None:
     assert re.search(r"\b\d+ draw$", shown, re.M), shown  # the notation as it is
 
     listed = ok("--profile", mover, "moves", env=LAO).stdout
-    assert "ຄຳສັ່ງ" in listed
+    assert re.search(r"^ *# +ທ່າຫຼິ້ນ +ຄວາມໝາຍ$", listed, re.M), listed
     assert "ຄວາມໝາຍ" in listed
     assert re.search(r"^ຫຼິ້ນໜຶ່ງທ່າດ້ວຍ `dos-client (--profile bob )?move N`\.$", listed, re.M)
     assert re.search(r"^\s*\d+\s+draw\s", listed, re.M), listed
@@ -74,7 +74,7 @@ def test_errors_in_lao(table: Table) -> None:
     assert "Error: no saved game called 'nosuch'" in run("show", "nosuch").stderr
 
 
-def test_help_in_the_readers_language() -> None:
+def test_help_in_the_readers_language(config_file: Path) -> None:
     lao = ok("--help", env=LAO).stdout
     assert lao.startswith("ວິທີໃຊ້: cli [OPTIONS] COMMAND [ARGS]...")  # CliRunner calls it cli
     assert "ຕົວເລືອກ:" in lao
@@ -111,8 +111,8 @@ def test_every_request_asks_for_the_readers_language(table: Table,
     assert set(asked) == {"en"}
 
 
-def test_the_rules_in_the_readers_language(monkeypatch: pytest.MonkeyPatch,
-                                           tmp_path: Path) -> None:
+def test_the_rules_in_the_readers_language(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                           config_file: Path) -> None:
     monkeypatch.setattr(docs, "DATA", DATA)
     assert ok("rules", "3.6", env=LAO).stdout.startswith("3.6 **ການຈົກບັດ**:")
     assert ok("rules", "3.6", env=ENGLISH).stdout.startswith("3.6 **Drawing**:")
