@@ -108,6 +108,7 @@ def localized(command: Any) -> Iterator[None]:
         yield
     finally:
         gettext.textdomain(previous)
+        use(None)
 
 
 def _localize(command: Any) -> None:
