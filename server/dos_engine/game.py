@@ -1224,8 +1224,9 @@ class Game:
             sentence = (N_("double match: {cards} on Center Row card {position} ({target})")
                         if action.is_double
                         else N_("match: {cards} on Center Row card {position} ({target})"))
-            text = t.gettext(sentence).format(cards=" + ".join(card_name(c, language) for c in action.cards),
-                     position=action.position, target=card_name(target, language))
+            cards = " + ".join(card_name(c, language) for c in action.cards)
+            text = t.gettext(sentence).format(cards=cards, position=action.position,
+                                              target=card_name(target, language))
             if declaration is not None:
                 text += _declaration_note(target, action.cards, declaration, language)
                 if declaration.bonus is Bonus.SINGLE_COLOUR:
