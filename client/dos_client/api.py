@@ -10,13 +10,14 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from dos_client.errors import DosApiError, ServerUnreachable
+from dos_client.i18n import _
 
 TIMEOUT = (5, 30)  # connect, read (seconds)
 MAX_WAIT = 60.0  # the longest long-poll the server grants (seconds)
 
 
 class DosApi:
-    def __init__(self, server: str, token: str | None = None) -> None:
+    def __init__(self, server: str, token: str | None = None, language: str = "en") -> None:
         self.server = server.rstrip("/")
         self.session = requests.Session()
         # GETs are safe to retry; action POSTs carry an Idempotency-Key, so they are too.
@@ -27,6 +28,7 @@ class DosApi:
         self.session.mount("https://", HTTPAdapter(max_retries=retry))
         self.session.headers["Accept"] = "application/json, application/problem+json"
         self.session.headers["User-Agent"] = "dos-client"
+        self.session.headers["Accept-Language"] = language  # details, descriptions in it
         if token:
             self.session.headers["Authorization"] = f"Bearer {token}"
 
@@ -37,20 +39,23 @@ class DosApi:
             response = self.session.request(method, url, timeout=timeout, **kwargs)
         except requests.ConnectionError:
             raise ServerUnreachable(
-                f"could not connect to {self.server}. Is the server running (make run)? "
-                "Check the address with `dos-client server` or --server."
+                _("could not connect to {server}. Is the server running (make run)? Check the "
+                  "address with `dos-client server` or --server.").format(server=self.server)
             ) from None
         except requests.Timeout:
-            raise ServerUnreachable(f"{url} did not answer in time; try again later") from None
+            raise ServerUnreachable(
+                _("{url} did not answer in time; try again later").format(url=url)) from None
         except requests.RequestException as error:
-            raise ServerUnreachable(f"request to {url} failed: {error}") from None
+            raise ServerUnreachable(
+                _("request to {url} failed: {error}").format(url=url, error=error)) from None
         if response.status_code >= 400:
             raise DosApiError.from_response(response)
         try:
             body = response.json()
         except ValueError:
             raise ServerUnreachable(
-                f"{self.server} answered with something that is not JSON: is it a DOS server?"
+                _("{server} answered with something that is not JSON: is it a DOS "
+                  "server?").format(server=self.server)
             ) from None
         return body if isinstance(body, dict) else {"value": body}
 

@@ -12,17 +12,25 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from dos_client import i18n
 from dos_client.commands import account, docs, follow, lobby, play, seat
-from dos_client.config import DEFAULT_SERVER, Store
+from dos_client.config import Store
 from dos_client.context import Settings, emit_json
 from dos_client.errors import ClientError, DosApiError
+from dos_client.i18n import N_, _
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
 
 class DosGroup(click.Group):
-    """Turns client errors into one line on stderr and a documented exit code."""
+    """Turns client errors into one line on stderr and a documented exit code, in the reader's
+    language (``dos_client.i18n``)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        i18n.use(None)  # the environment's language, until --json says English
+        with i18n.localized(self):
+            return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -36,31 +44,30 @@ class DosGroup(click.Group):
                     emit_json({"error": error.problem, "status": error.status})
                 else:
                     emit_json({"error": {"detail": error.message}, "status": None})
-            click.echo(f"Error: {error.message}", err=True)
+            click.echo(_("Error: {message}").format(message=error.message), err=True)
             ctx.exit(error.exit_code)
 
 
 @click.group(cls=DosGroup, context_settings={"auto_envvar_prefix": "DOS",
-                                              "help_option_names": ["-h", "--help"]})
-@click.option("--server", metavar="URL", help=f"DOS server (default {DEFAULT_SERVER}).")
+                                              "help_option_names": ["-h", "--help"]},
+             help=N_("Play DOS games on a DOS-by-mail server from your terminal.\n\n"
+                     "\b\nGlobal options go before or after the command "
+                     "(`dos-client show --json`).\n\n"
+                     "\b\nExit codes: 0 ok, 1 error, 2 usage (wrong command, option or value),\n"
+                     "3 refused (not your turn, game over, illegal, ambiguous or unreadable\n"
+                     "move), 4 stale (the game moved on since your list: nothing was played),\n"
+                     "5 not authorized, 6 server unreachable, 7 `wait` timed out."))
+@click.option("--server", metavar="URL",
+              help=N_("DOS server (default http://127.0.0.1:5000)."))
 @click.option("--profile", default="default", show_default=True,
-              help="Which saved identity to use (several players on one machine).")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
+              help=N_("Which saved identity to use (several players on one machine)."))
+@click.option("--json", "as_json", is_flag=True, help=N_("Print machine-readable JSON."))
+@click.option("--debug", is_flag=True, help=N_("Show tracebacks."))
 @click.version_option(package_name="dos-by-mail", prog_name="dos-client")
 @click.pass_context
 def cli(ctx: click.Context, server: str | None, profile: str, as_json: bool, debug: bool) -> None:
-    """Play DOS games on a DOS-by-mail server from your terminal.
-
-    \b
-    Global options go before or after the command (`dos-client show --json`).
-
-    \b
-    Exit codes: 0 ok, 1 error, 2 usage (wrong command, option or value),
-    3 refused (not your turn, game over, illegal, ambiguous or unreadable
-    move), 4 stale (the game moved on since your list: nothing was played),
-    5 not authorized, 6 server unreachable, 7 `wait` timed out.
-    """
+    if as_json:
+        i18n.use("en")  # what a script reads is the same in every language
     ctx.obj = Settings(server, profile, as_json, debug)
 
 
@@ -70,6 +77,8 @@ def _late(field: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
         settings = ctx.find_object(Settings)
         if settings is not None and value not in (None, False):
             setattr(settings, field, value.rstrip("/") if field == "server" else value)
+            if field == "as_json":
+                i18n.use("en")
         return value
     return callback
 
@@ -78,13 +87,13 @@ def _global_options() -> list[click.Option]:
     common: dict[str, Any] = {"expose_value": False, "allow_from_autoenv": False}
     return [
         click.Option(["--server"], metavar="URL", callback=_late("server"),
-                     help="DOS server (also before the command).", **common),
+                     help=N_("DOS server (also before the command)."), **common),
         click.Option(["--profile"], callback=_late("profile"),
-                     help="Saved identity to use (also before the command).", **common),
+                     help=N_("Saved identity to use (also before the command)."), **common),
         click.Option(["--json", "as_json"], is_flag=True, callback=_late("as_json"),
-                     help="Print machine-readable JSON.", **common),
+                     help=N_("Print machine-readable JSON."), **common),
         click.Option(["--debug"], is_flag=True, callback=_late("debug"),
-                     help="Show tracebacks.", **common),
+                     help=N_("Show tracebacks."), **common),
     ]
 
 

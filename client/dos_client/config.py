@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dos_client.errors import ClientError
+from dos_client.i18n import _
 
 DEFAULT_SERVER = "http://127.0.0.1:5000"
 
@@ -40,11 +41,12 @@ class Store:
         try:
             loaded = json.loads(self.path.read_text() or '{"profiles": {}}')
         except (OSError, UnicodeDecodeError, ValueError) as error:
-            raise ClientError(f"cannot read the config file {self.path}: {error}. Fix or "
-                              "remove it (it holds your saved games and tokens).") from None
+            raise ClientError(_("cannot read the config file {path}: {error}. Fix or remove it "
+                                "(it holds your saved games and tokens).").format(
+                                    path=self.path, error=error)) from None
         if not isinstance(loaded, dict):
-            raise ClientError(f"the config file {self.path} is not a JSON object; fix or "
-                              "remove it")
+            raise ClientError(_("the config file {path} is not a JSON object; fix or remove "
+                                "it").format(path=self.path))
         return loaded
 
     @property

@@ -19,6 +19,7 @@ import click
 
 from dos_client.config import DEFAULT_SERVER, Store
 from dos_client.errors import EXIT_AUTH, EXIT_USAGE, ClientError, DosApiError
+from dos_client.i18n import _
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -89,9 +90,10 @@ class SavedGame:
         saved = str(saved).rstrip("/")
         given = (self.settings.server or "").rstrip("/")
         if given and given != saved:
-            raise ClientError(f"{self.name} is saved on {saved}, but --server or DOS_SERVER "
-                              f"says {given}; its token belongs to {saved}. Drop --server "
-                              "(or unset DOS_SERVER) to use this game.", EXIT_USAGE)
+            raise ClientError(_("{game} is saved on {saved}, but --server or DOS_SERVER says "
+                                "{given}; its token belongs to {saved}. Drop --server (or unset "
+                                "DOS_SERVER) to use this game.").format(
+                                    game=self.name, saved=saved, given=given), EXIT_USAGE)
         return saved
 
     @cached_property
@@ -101,7 +103,7 @@ class SavedGame:
 
     def host_api(self) -> DosApi:
         if not self.entry.get("host_token"):
-            raise ClientError("only the host can start a game early", EXIT_AUTH)
+            raise ClientError(_("only the host can start a game early"), EXIT_AUTH)
         return connect(self.server, self.entry["host_token"])
 
     def remember(self, **values: Any) -> None:
@@ -124,7 +126,7 @@ class SavedGame:
     def seat(self) -> int:
         """The saved seat, or a ClientError for a game held only as its host."""
         if self.entry.get("seat") is None:
-            raise ClientError("you hold no seat in this game")
+            raise ClientError(_("you hold no seat in this game"))
         return int(self.entry["seat"])
 
 
@@ -142,10 +144,12 @@ def err() -> Console:
 
 
 def connect(server: str, token: str | None = None) -> DosApi:
-    """The API on ``server``, as the holder of ``token`` (or anonymous)."""
+    """The API on ``server``, as the holder of ``token`` (or anonymous), asking for the reader's
+    language (the server's details and descriptions come back in it)."""
+    from dos_client import i18n
     from dos_client.api import DosApi
 
-    return DosApi(server, token)
+    return DosApi(server, token, language=i18n.language())
 
 
 def emit_json(value: Any) -> None:
@@ -173,14 +177,15 @@ def read_history(game_api: DosApi, game_id: str, after: int = 0,
 def pick(store: Store, name: str | None) -> tuple[str, dict[str, Any]]:
     games = store.games
     if not games:
-        raise ClientError("no saved games: create one with `dos-client new` or join with "
-                          "`dos-client join INVITE`")
+        raise ClientError(_("no saved games: create one with `dos-client new` or join with "
+                            "`dos-client join INVITE`"))
     if name is None:
         name = store.section.get("current") or next(iter(games))
     if name not in games:
         matches = [n for n in games if n.startswith(name) or games[n]["game_id"] == name]
         if len(matches) != 1:
-            raise ClientError(f"no saved game called {name!r}; saved: {', '.join(games)}")
+            raise ClientError(_("no saved game called {name!r}; saved: {saved}").format(
+                name=name, saved=", ".join(games)))
         name = matches[0]
     return name, games[name]
 
@@ -191,8 +196,9 @@ def adopt_token(settings: Settings, store: Store, url: str, game_id: str, token:
     old one if this profile has the game)."""
     body = connect(url, token).game(game_id)
     if body.get("you") is None:
-        raise ClientError(f"that is not a player token of game {game_id} (a host token or an "
-                          "invite? join with an invite: dos-client join GAME:INVITE)", EXIT_AUTH)
+        raise ClientError(_("that is not a player token of game {id} (a host token or an "
+                            "invite? join with an invite: dos-client join GAME:INVITE)").format(
+                                id=game_id), EXIT_AUTH)
     name = next((n for n, e in store.games.items() if e["game_id"] == game_id), None)
     if name is None:
         name = store.unique_name(label or game_id)
@@ -203,8 +209,10 @@ def adopt_token(settings: Settings, store: Store, url: str, game_id: str, token:
     store.save()
     seat_name = body["seats"][body["you"]].get("name")
     settings.emit({"game": name, "seat": body["you"], "name": seat_name},
-                  f"Token saved: you are {seat_name} (seat {body['you']}) in game {game_id}, "
-                  f"saved as {name!r}. Next: {settings.command()} show")
+                  _("Token saved: you are {name} (seat {seat}) in game {id}, saved as "
+                    "{saved!r}. Next: {command} show").format(
+                        name=seat_name, seat=body["you"], id=game_id, saved=name,
+                        command=settings.command()))
 
 
 # -- the signed-in account's games ------------------------------------------------------------
@@ -235,7 +243,8 @@ def sync_games(store: Store) -> list[str]:
     try:
         listing = account_api.my_games()
     except ClientError as error:
-        click.echo(f"Warning: your account's games are not listed: {error.message}", err=True)
+        click.echo(_("Warning: your account's games are not listed: {message}").format(
+            message=error.message), err=True)
         return []
     added = []
     for game in listing.get("games", []):

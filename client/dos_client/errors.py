@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dos_client.i18n import _
+
 # Exit codes (also in the README):
 EXIT_OK = 0
 EXIT_ERROR = 1  # anything else
@@ -38,7 +40,8 @@ class DosApiError(ClientError):
         self.kind = str(problem.get("type", "")).rsplit("/", 1)[-1]
         detail = str(problem.get("detail") or problem.get("title") or f"HTTP {status}")
         if problem.get("rule"):
-            detail += f" (rule {problem['rule']}: `dos-client rules {problem['rule']}`)"
+            detail += " " + _("(rule {rule}: `dos-client rules {rule}`)").format(
+                rule=problem["rule"])
         super().__init__(detail, _exit_code(status, self.kind))
 
     @classmethod
@@ -48,8 +51,9 @@ class DosApiError(ClientError):
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            body = {"detail": f"the server answered HTTP {response.status_code} "
-                              f"({response.reason}) without details"}
+            body = {"detail": _("the server answered HTTP {status} ({reason}) without "
+                                "details").format(status=response.status_code,
+                                                  reason=response.reason)}
         return cls(response.status_code, body)
 
 

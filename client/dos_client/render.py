@@ -10,6 +10,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from dos_client import i18n
+from dos_client.i18n import N_, _, ngettext
+
 _STYLES = {"R": "bold red", "G": "bold green", "B": "bold blue", "Y": "bold yellow",
            "W": "bold magenta"}
 
@@ -28,8 +31,23 @@ def cards(codes: Sequence[str]) -> Text:
     return out
 
 
+# A game's status (the API's word) in words.
+_STATUS = {"waiting": N_("waiting"), "active": N_("active"), "finished": N_("finished"),
+           "cancelled": N_("cancelled")}
+# Weekdays and months as strftime's %a and %b say them in English, in the reader's language.
+_WEEKDAYS = (N_("Mon"), N_("Tue"), N_("Wed"), N_("Thu"), N_("Fri"), N_("Sat"), N_("Sun"))
+_MONTHS = (N_("Jan"), N_("Feb"), N_("Mar"), N_("Apr"), N_("May"), N_("Jun"), N_("Jul"),
+           N_("Aug"), N_("Sep"), N_("Oct"), N_("Nov"), N_("Dec"))
+
+
+def status(word: str) -> str:
+    """A game's status (``waiting``, ``active``, ...) in the reader's language."""
+    return _(_STATUS[word]) if word in _STATUS else word
+
+
 def names_of(game: dict[str, Any]) -> list[str]:
-    return [seat.get("name") or f"seat {seat['seat']}" for seat in game["seats"]]
+    return [seat.get("name") or _("seat {number}").format(number=seat["seat"])
+            for seat in game["seats"]]
 
 
 def title(game: dict[str, Any], label: str) -> str:
@@ -38,7 +56,7 @@ def title(game: dict[str, Any], label: str) -> str:
     named = label if label and label != game["id"] else ""
     if game.get("title"):
         return f"{named} “{game['title']}”" if named else str(game["title"])
-    return named or " vs ".join(names_of(game))
+    return named or _(" vs ").join(names_of(game))
 
 
 def marked_names(game: dict[str, Any]) -> list[str]:
@@ -47,11 +65,12 @@ def marked_names(game: dict[str, Any]) -> list[str]:
     for seat, name in zip(game["seats"], names_of(game), strict=True):
         marks = []
         if seat.get("resigned"):
-            marks.append("resigned, a bot plays on")
+            marks.append(_("resigned, a bot plays on"))
         elif seat.get("bot"):
-            marks.append("bot")
+            marks.append(_("bot"))
         if seat.get("vacation_until"):
-            marks.append(f"on vacation until {local_time(seat['vacation_until'])}")
+            marks.append(_("on vacation until {when}").format(
+                when=local_time(seat["vacation_until"])))
         out.append(f"{name} ({'; '.join(marks)})" if marks else name)
     return out
 
@@ -66,9 +85,12 @@ def local_time(iso: str) -> str:
     """An ISO timestamp as the reader's local weekday and time (with the date if not soon)."""
     moment = _moment(iso).astimezone()
     now = datetime.now(moment.tzinfo)
+    weekday, clock = _(_WEEKDAYS[moment.weekday()]), moment.strftime("%H:%M")
     if abs(moment - now) < timedelta(days=6):
-        return moment.strftime("%a %H:%M")
-    return moment.strftime("%a %d %b %Y %H:%M")
+        return _("{weekday} {time}").format(weekday=weekday, time=clock)
+    return _("{weekday} {day} {month} {year} {time}").format(
+        weekday=weekday, day=f"{moment.day:02d}", month=_(_MONTHS[moment.month - 1]),
+        year=moment.year, time=clock)
 
 
 def deadline(iso: str, now: datetime | None = None) -> str:
@@ -77,18 +99,18 @@ def deadline(iso: str, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     left = moment - now
     if left.total_seconds() <= 0:
-        return f"passed ({local_time(iso)})"
+        return _("passed ({when})").format(when=local_time(iso))
     minutes = int(left.total_seconds() // 60)
     days, minutes = divmod(minutes, 24 * 60)
     hours, minutes = divmod(minutes, 60)
     parts = []
     if days:
-        parts.append(f"{days} day{'s' if days != 1 else ''}")
+        parts.append(ngettext("{count} day", "{count} days", days).format(count=days))
     if hours:
-        parts.append(f"{hours} h")
+        parts.append(_("{count} h").format(count=hours))
     if not days and (minutes or not hours):
-        parts.append(f"{minutes} min")
-    return f"in {' '.join(parts)} ({local_time(iso)})"
+        parts.append(_("{count} min").format(count=minutes))
+    return _("in {left} ({when})").format(left=" ".join(parts), when=local_time(iso))
 
 
 def table(console: Console, game: dict[str, Any], label: str, command: str = "dos-client") -> None:
@@ -99,29 +121,35 @@ def table(console: Console, game: dict[str, Any], label: str, command: str = "do
     """
     names = names_of(game)
     view = game.get("view")
-    header = Text(f"{title(game, label)} ({game['id']}) · {game['status']} · "
-                  f"version {game['version']}", style="bold")
+    header = Text(_("{title} ({id}) · {status} · version {version}").format(
+        title=title(game, label), id=game["id"], status=status(game["status"]),
+        version=game["version"]), style="bold")
     console.print(header)
     if view is None:
         if game["status"] == "waiting":
-            awaited = [s["name"] or "an open seat" for s in game["seats"] if not s.get("claimed")]
-            console.print(f"Waiting for {', '.join(awaited) or 'nobody'} to join. The game "
-                          "starts when everyone has joined, or when the host starts it.")
+            awaited = [s["name"] or _("an open seat") for s in game["seats"]
+                       if not s.get("claimed")]
+            console.print(_("Waiting for {players} to join. The game starts when everyone has "
+                            "joined, or when the host starts it.").format(
+                                players=", ".join(awaited) or _("nobody")))
         return
     you = game.get("you")
     current = view["current"]
     if view.get("winner") is not None:
-        console.print(Text(f"Game over: {names[view['winner']]} won.", style="bold"))
+        console.print(Text(_("Game over: {name} won.").format(name=names[view["winner"]]),
+                           style="bold"))
     else:
-        whose = "your turn" if current == you else f"{names[current]}'s turn"
-        line = f"Round {view['round']} · {whose}"
+        whose = _("your turn") if current == you else \
+            _("{name}'s turn").format(name=names[current])
+        line = _("Round {round} · {whose}").format(round=view["round"], whose=whose)
         if game.get("turn_deadline"):
-            line += f" · deadline {deadline(game['turn_deadline'])}"
+            line += " · " + _("deadline {when}").format(when=deadline(game["turn_deadline"]))
         console.print(line)
     marked = marked_names(game)
     scores = " · ".join(f"{marked[i]} {s}" for i, s in enumerate(view["scores"]))
-    console.print(f"Scores: {scores} (target {view['options']['target_score']})")
-    row = Text("Center Row: ")
+    console.print(_("Scores: {scores} (target {target})").format(
+        scores=scores, target=view["options"]["target_score"]))
+    row = Text(_("Center Row:") + " ")
     for slot in view["center_row"]:
         row.append(f" {slot['position']}:")
         row.append_text(card(slot["card"]))
@@ -130,23 +158,27 @@ def table(console: Console, game: dict[str, Any], label: str, command: str = "do
             row.append_text(cards(slot["matched_with"]))
     console.print(row)
     if view.get("hand") is not None:
-        hand = Text("Your hand:   ")
+        hand_label, drawn_label = _("Your hand:"), _("You drew:")
+        width = max(len(hand_label), len(drawn_label)) + 1
+        hand = Text(hand_label.ljust(width + 2))
         hand.append_text(cards(view["hand"]))
         console.print(hand)
         if view.get("drawn"):
-            drawn = Text("You drew:    ")
+            drawn = Text(drawn_label.ljust(width + 2))
             drawn.append_text(card(view["drawn"]))
             console.print(drawn)
     others = " · ".join(
-        f"{names[i]} {n} card{'s' if n != 1 else ''}"
+        ngettext("{name} {count} card", "{name} {count} cards", n).format(name=names[i], count=n)
         for i, n in enumerate(view["hand_sizes"]) if i != you
     )
-    console.print(f"Others: {others} · draw pile {view['draw_pile_size']}")
+    console.print(_("Others: {others} · draw pile {count}").format(
+        others=others, count=view["draw_pile_size"]))
     if view.get("placements_left") and current == you and view.get("hand"):
         example = shlex.quote(f"place {view['hand'][0]}")
-        console.print(f"You may place {view['placements_left']} bonus card(s) into the Center "
-                      f"Row: `{command} move {example}` (the turn ends by itself after the "
-                      f"last one), or `{command} move end` to place no more.")
+        console.print(_("You may place {count} bonus card(s) into the Center Row: `{command} "
+                        "move {example}` (the turn ends by itself after the last one), or "
+                        "`{command} move end` to place no more.").format(
+                            count=view["placements_left"], command=command, example=example))
     numbered(console, view.get("legal_actions") or [], command)
 
 
@@ -154,8 +186,8 @@ def numbered(console: Console, actions: Sequence[str], command: str = "dos-clien
     """The legal actions in a few columns, numbered as `moves` numbers them."""
     if not actions:
         return
-    console.print(f"Your moves (play one with `{command} move N`; `{command} moves` explains "
-                  "them):")
+    console.print(_("Your moves (play one with `{command} move N`; `{command} moves` explains "
+                    "them):").format(command=command))
     cells = [f"{n:>3} {action}" for n, action in enumerate(actions, start=1)]
     width = max(len(cell) for cell in cells) + 2
     per_line = max(1, 96 // width)
@@ -168,9 +200,10 @@ def moves(console: Console, listing: dict[str, Any], command: str = "dos-client"
           why_not: str = "") -> None:
     """The numbered legal actions with what each does; ``why_not`` says why there are none."""
     if not listing["actions"]:
-        console.print(f"No legal actions for you right now{': ' if why_not else '.'}{why_not}")
+        console.print(_("No legal actions for you right now: {why}").format(why=why_not)
+                      if why_not else _("No legal actions for you right now."))
         return
-    rows = [("#", "notation", "what it does")] + [
+    rows = [("#", _("notation"), _("what it does"))] + [
         (str(entry["number"]), entry["action"], entry["description"])
         for entry in listing["actions"]]
     number_width = max(len(row[0]) for row in rows)
@@ -179,9 +212,10 @@ def moves(console: Console, listing: dict[str, Any], command: str = "dos-client"
         line = f"{number.rjust(number_width)}  {action.ljust(action_width)}  {description}"
         console.print(Text(line, style="bold" if index == 0 else ""))
     if not listing.get("your_turn"):
-        console.print(f"(It is not your turn{': ' + why_not if why_not else '.'})")
+        console.print(_("(It is not your turn: {why})").format(why=why_not) if why_not
+                      else _("(It is not your turn.)"))
     else:
-        console.print(f"Play one with `{command} move N`.")
+        console.print(_("Play one with `{command} move N`.").format(command=command))
 
 
 # Events outside any one turn: flush left (a round's start is its header); a turn's events are
@@ -193,12 +227,14 @@ _BETWEEN_TURNS = ("game_started", "round_over", "game_over", "game_ended", "time
 def event_lines(events: Sequence[dict[str, Any]], names: Sequence[str],
                 times: bool = False) -> list[str]:
     """Events in plain words (``dos_engine.wording``, as the server's pages and emails say
-    them), in the order they happened; ``times`` adds when each happened."""
+    them) in the reader's language, in the order they happened; ``times`` adds when each
+    happened."""
     from dos_engine.wording import describe
 
+    language = i18n.language()
     lines = []
     for event in events:
-        line = describe(event, names)
+        line = describe(event, names, language=language)
         if line is None:
             continue
         if event["kind"] == "round_started":

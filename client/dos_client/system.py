@@ -7,7 +7,6 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-LANGUAGES = ("en", "lo")  # the server's shipped languages
 _ZONEINFO = "zoneinfo/"
 
 
@@ -33,12 +32,9 @@ def time_zone(environ: Mapping[str, str] | None = None,
 
 
 def language(environ: Mapping[str, str] | None = None) -> str:
-    """A shipped language from LC_ALL, else LC_MESSAGES, else LANG (``lo_LA.UTF-8`` is lo);
-    English otherwise."""
-    environ = os.environ if environ is None else environ
-    for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = environ.get(variable)
-        if value:
-            tag = value.partition(".")[0].partition("_")[0].partition("-")[0].lower()
-            return tag if tag in LANGUAGES else "en"
-    return "en"
+    """The person's language, as ``dos_client.i18n`` chooses it from LANGUAGE, LC_ALL,
+    LC_MESSAGES and LANG (``lo_LA.UTF-8`` is lo; English for a language the client does not
+    speak), whatever --json makes the client itself speak."""
+    from dos_client import i18n
+
+    return i18n.language(os.environ if environ is None else environ)

@@ -72,7 +72,7 @@ from dos_engine.actions import (
     Place,
     split_turn,
 )
-from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, Card, new_deck
+from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, Card, CardKind, new_deck
 from dos_engine.errors import (
     DosError,
     IllegalActionError,
@@ -87,11 +87,13 @@ from dos_engine.errors import InvalidStateError as InvalidStateError
 from dos_engine.events import Event, EventKind
 from dos_engine.matching import Bonus as Bonus
 from dos_engine.matching import Declaration as Declaration
-from dos_engine.matching import _canonical, declaration_note, mismatch_reason
+from dos_engine.matching import _canonical, mismatch_reason
 from dos_engine.matching import declare_match as declare_match
 from dos_engine.notation import resolve_action
 from dos_engine.options import Options
 from dos_engine.rng import derive_key, round_seed, seed_commitment, shuffle
+from dos_engine.translation import N_, translator
+from dos_engine.wording import card_name, colour_name
 
 # Enum members read from their class cost a descriptor call each (Python 3.11): the hot path of
 # play reads these module constants instead.
@@ -1211,42 +1213,55 @@ class Game:
             return None
         return declare_match(self.center_row[action.position - 1], action.cards)
 
-    def describe(self, action: Action, seat: int | None = None) -> str:
-        """A one-line human description of an action in this position."""
+    def describe(self, action: Action, seat: int | None = None,
+                 language: str | None = "en") -> str:
+        """A one-line human description of an action in this position, in ``language``
+        (English for one the engine has no catalog of); card codes stay as they are."""
+        t = translator(language)
         if isinstance(action, Match):
             target = self.center_row[action.position - 1]
             declaration = self.declare(action)
-            cards = " + ".join(c.name() for c in action.cards)
-            kind = "double match" if action.is_double else "match"
-            text = f"{kind}: {cards} on Center Row card {action.position} ({target.name()})"
+            sentence = (N_("double match: {cards} on Center Row card {position} ({target})")
+                        if action.is_double
+                        else N_("match: {cards} on Center Row card {position} ({target})"))
+            cards = " + ".join(card_name(c, language) for c in action.cards)
+            text = t.gettext(sentence).format(cards=cards, position=action.position,
+                                              target=card_name(target, language))
             if declaration is not None:
-                text += declaration_note(target, action.cards, declaration)
+                text += _declaration_note(target, action.cards, declaration, language)
                 if declaration.bonus is Bonus.SINGLE_COLOUR:
-                    text += "; colour match: place a card at the end of the turn"
+                    text += "; " + t.gettext("colour match: place a card at the end of the turn")
                 elif declaration.bonus is Bonus.DOUBLE_COLOUR:
-                    text += (
-                        "; double colour match: everyone else draws a card now, "
+                    text += "; " + t.gettext(
+                        "double colour match: everyone else draws a card now, "
                         "and you place a card at the end of the turn"
                     )
             return text
         if isinstance(action, Draw):
-            return "draw a card"
+            return t.gettext("draw a card")
         if isinstance(action, Add):
-            return f"add {action.card.name()} to the Center Row"
+            return t.gettext("add {card} to the Center Row").format(
+                card=card_name(action.card, language))
         if isinstance(action, Place):
-            return f"place {action.card.name()} in the Center Row (colour bonus)"
+            return t.gettext("place {card} in the Center Row (colour bonus)").format(
+                card=card_name(action.card, language))
         if isinstance(action, End):
             if self.bonuses and not self.bonus_phase:
-                return "end matching, then place your bonus cards"
-            return "end your turn"
+                return t.gettext("end matching, then place your bonus cards")
+            return t.gettext("end your turn")
         if isinstance(action, CallDos):
-            return "call DOS (you hold two cards)"
+            return t.gettext("call DOS (you hold two cards)")
         if isinstance(action, Catch):
             name = self.players[action.seat]
             if not self.options.printed_dos_rule:
-                return f"catch {name}, who did not call DOS: they draw two cards"
-            when = " at the end of their turn" if action.seat == self.current else ""
-            return f"catch {name}, who holds two cards without calling DOS: they draw two{when}"
+                sentence = N_("catch {name}, who did not call DOS: they draw two cards")
+            elif action.seat == self.current:
+                sentence = N_("catch {name}, who holds two cards without calling DOS: they draw "
+                              "two at the end of their turn")
+            else:
+                sentence = N_("catch {name}, who holds two cards without calling DOS: they draw "
+                              "two")
+            return t.gettext(sentence).format(name=name)
         return action.text()
 
     # -- lenient parsing (shorthand is resolved in dos_engine.notation) ----------------------
@@ -1621,3 +1636,25 @@ def _all_cards(game: Game) -> list[Card]:
     for hand in game.hands:
         out.extend(hand)
     return out
+
+
+def _declaration_note(target: Card, cards: Sequence[Card], declaration: Declaration,
+                      language: str | None) -> str:
+    """What the engine declared the wild cards of a match as, for :meth:`Game.describe`:
+    " (... as 7)", in ``language``."""
+    t = translator(language)
+    notes: list[str] = []
+    if target.kind is CardKind.WILD_NUMBER:
+        notes.append(t.gettext("the Wild # in the Center Row as {number}").format(
+            number=declaration.target_number))
+    if target.kind is CardKind.WILD_DOS:
+        notes.append(t.gettext("the Wild DOS in the Center Row as {colour}").format(
+            colour=colour_name(declaration.target_colour, language)))
+    for card, number, colour in zip(cards, declaration.numbers, declaration.colours, strict=True):
+        if card.kind is CardKind.WILD_NUMBER:
+            notes.append(t.gettext("your {card} as {number}").format(
+                card=card_name(card, language), number=number))
+        elif card.kind is CardKind.WILD_DOS:
+            notes.append(t.gettext("your Wild DOS as a {colour} 2").format(
+                colour=colour_name(colour, language)))
+    return " (" + ", ".join(notes) + ")" if notes else ""

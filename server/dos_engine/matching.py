@@ -140,21 +140,6 @@ def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[
     return None if declaration is None else (declaration, declaration.to_dict())
 
 
-def declaration_note(target: Card, cards: Sequence[Card], declaration: Declaration) -> str:
-    """What the engine declared the wild cards of a match as, for a description: " (... as 7)"."""
-    notes: list[str] = []
-    if target.kind is CardKind.WILD_NUMBER:
-        notes.append(f"the Wild # in the Center Row as {declaration.target_number}")
-    if target.kind is CardKind.WILD_DOS:
-        notes.append(f"the Wild DOS in the Center Row as {declaration.target_colour.name.lower()}")
-    for card, number, colour in zip(cards, declaration.numbers, declaration.colours, strict=True):
-        if card.kind is CardKind.WILD_NUMBER:
-            notes.append(f"your {card.name()} as {number}")
-        elif card.kind is CardKind.WILD_DOS:
-            notes.append(f"your Wild DOS as a {colour.name.lower()} 2")
-    return " (" + ", ".join(notes) + ")" if notes else ""
-
-
 def mismatch_reason(target: Card, action: Match) -> tuple[str, str]:
     """Why ``action`` does not match ``target``: a message and the RULES.md section."""
     cards = action.cards

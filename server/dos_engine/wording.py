@@ -7,100 +7,173 @@ with Y5" rather than "alice played m2 Y5"), so one move reads as one line wherev
 
 Seats are called by ``names``; the reader's own seat ``me`` (if given) is "you". A line starts
 with a capital unless it starts with a seat's name, which is written as its player wrote it.
+
+Every line is one whole sentence of the engine's catalog (``dos_engine.translation``), in the
+reader's ``language``; card codes and notation (``R5``, ``W#``) stay as they are in every
+language.
 """
 
 from __future__ import annotations
 
+import gettext
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dos_engine.cards import Card, CardKind, Colour
+from dos_engine.translation import N_, translator
+
 Names = Sequence[str] | Mapping[int, str]
 
-# Events told by one template: ``subject`` is the seat (as a line begins), ``who`` the seat
+# Events told by one sentence: ``subject`` is the seat (as a line begins), ``who`` the seat
 # within a line, the rest the event's data (a field an older event lacks reads as "?").
 _TEMPLATES = {
-    "game_started": "The game started",
-    "reshuffled": "The discard pile was shuffled into a new draw pile",
-    "added": "{subject} added {card} to the Center Row",
-    "placed": "{subject} placed {card} in the Center Row (colour bonus)",
-    "dos_called": "{subject} called DOS",
-    "dos_missed": "{subject} did not call DOS",
-    "round_over": "Round {round} is over: {who} went out and scored {scored}",
-    "timed_out": "{subject} ran out of time; the {policy} bot played the turn",
-    "resigned": "{subject} resigned (the random bot plays on)",
-    "forfeited": "{subject} forfeited after {timeouts} timeouts",
+    "game_started": N_("The game started"),
+    "reshuffled": N_("The discard pile was shuffled into a new draw pile"),
+    "added": N_("{subject} added {card} to the Center Row"),
+    "placed": N_("{subject} placed {card} in the Center Row (colour bonus)"),
+    "dos_called": N_("{subject} called DOS"),
+    "dos_missed": N_("{subject} did not call DOS"),
+    "round_over": N_("Round {round} is over: {who} went out and scored {scored}"),
+    "timed_out": N_("{subject} ran out of time; the {policy} bot played the turn"),
+    "resigned": N_("{subject} resigned (the random bot plays on)"),
+    "forfeited": N_("{subject} forfeited after {timeouts} timeouts"),
 }
-_BONUS = {"single_colour": ", a single colour match", "double_colour": ", a double colour match"}
-_DREW_BECAUSE = {"double_colour": " after a double colour match", "caught": " for being caught"}
+_MATCHED = {
+    "single_colour": N_("{subject} matched {target} (Center Row card {position}) with {cards}, "
+                        "a single colour match"),
+    "double_colour": N_("{subject} matched {target} (Center Row card {position}) with {cards}, "
+                        "a double colour match"),
+}
+# Why the server ended a game (``game_ended``'s ``reason``, dos_server.services.play): said in
+# the reader's language when it is one of these, as it was stored otherwise.
+_REASONS = (N_("no person is left playing"),)
+_COLOURS = {Colour.RED: N_("red"), Colour.GREEN: N_("green"), Colour.BLUE: N_("blue"),
+            Colour.YELLOW: N_("yellow")}
 
 
-def describe(event: Mapping[str, Any], names: Names, me: int | None = None) -> str | None:
-    """One event in plain words; None for the rows that say nothing of their own (the action
-    rows, discards, the deal's Center Row)."""
+def describe(event: Mapping[str, Any], names: Names, me: int | None = None,
+             language: str | None = "en") -> str | None:
+    """One event in plain words, in ``language`` (English for one the engine has no catalog
+    of); None for the rows that say nothing of their own (the action rows, discards, the deal's
+    Center Row)."""
+    t = translator(language)
     kind = event["kind"]
     data: Mapping[str, Any] = event.get("data") or {}
     seat = event.get("seat")
     you = seat is not None and seat == me
-    who = _who(names, seat, me)
-    subject = _capital(who)  # the seat, where it begins the line
+    who = _who(names, seat, me, t)
+    subject = _who(names, seat, me, t, capital=True)  # the seat, where it begins the line
     fields = _Fields({**data, "subject": subject, "who": who})
     if kind in _TEMPLATES:
-        return _TEMPLATES[kind].format_map(fields)
+        return t.gettext(_TEMPLATES[kind]).format_map(fields)
     if kind == "round_started":
-        return f"Round {fields['round']} began; {_who(names, data.get('first'), me)} " \
-               "played first"
+        return t.gettext("Round {round} began; {first} played first").format_map(
+            _Fields(fields, first=_who(names, data.get("first"), me, t)))
     if kind == "drew":
-        count = int(data.get("count", 0))
-        shown = f" ({' '.join(data['cards'])})" if data.get("cards") else ""
-        if data.get("reason") == "deal":
-            return f"{subject} {'were' if you else 'was'} dealt {_cards(count)}{shown}"
-        return f"{subject} drew {_cards(count)}{shown}{_DREW_BECAUSE.get(str(data.get('reason')), '')}"
+        return _drew(t, data, fields, you)
     if kind == "cr_flipped":
         if data.get("reason") == "deal":
             return None
-        return f"The Center Row got {' '.join(data.get('cards', []))}"
+        return t.gettext("The Center Row got {cards}").format_map(
+            _Fields(cards=" ".join(data.get("cards", []))))
     if kind == "matched":
-        played = " + ".join(data.get("cards", []))
-        return (f"{subject} matched {fields['target']} (Center Row card "
-                f"{fields['position']}) with {played}{_BONUS.get(data.get('bonus', ''), '')}")
+        sentence = _MATCHED.get(data.get("bonus") or "",
+                                N_("{subject} matched {target} (Center Row card {position}) "
+                                   "with {cards}"))
+        return t.gettext(sentence).format_map(
+            _Fields(fields, cards=" + ".join(data.get("cards", []))))
     if kind == "caught":
-        later = " (the two cards come at the end of the turn)" if data.get("deferred") else ""
-        return f"{_capital(_who(names, data.get('by'), me))} caught {who} without a DOS call{later}"
+        sentence = (N_("{catcher} caught {who} without a DOS call (the two cards come at the "
+                       "end of the turn)") if data.get("deferred")
+                    else N_("{catcher} caught {who} without a DOS call"))
+        return t.gettext(sentence).format_map(
+            _Fields(fields, catcher=_who(names, data.get("by"), me, t, capital=True)))
     if kind == "turn_ended":
         following = data.get("next")
         if following is None:
-            return f"{subject} ended the turn"
-        return (f"{subject} ended the turn; {_who(names, following, me)} "
-                f"{'are' if following == me else 'is'} next")
+            return t.gettext("{subject} ended the turn").format_map(fields)
+        sentence = (N_("{subject} ended the turn; {next} are next") if following == me
+                    else N_("{subject} ended the turn; {next} is next"))
+        return t.gettext(sentence).format_map(
+            _Fields(fields, next=_who(names, following, me, t)))
     if kind == "game_over":
         scores = data.get("scores") or []
         points = scores[seat] if isinstance(seat, int) and 0 <= seat < len(scores) else "?"
-        return f"Game over: {who} won with {points} points"
+        return t.gettext("Game over: {who} won with {points} points").format_map(
+            _Fields(fields, points=points))
     if kind == "game_ended":
-        scores = ", ".join(f"{_who(names, index, None)} {score}"
+        reason = data.get("reason")
+        reason = t.gettext(reason) if reason in _REASONS else fields["reason"]
+        scores = ", ".join(f"{_who(names, index, None, t)} {score}"
                            for index, score in enumerate(data.get("scores") or []))
-        return f"Game over: {fields['reason']}" + (f". Final scores: {scores}" if scores else "")
+        if not scores:
+            return t.gettext("Game over: {reason}").format(reason=reason)
+        return t.gettext("Game over: {reason}. Final scores: {scores}").format(
+            reason=reason, scores=scores)
     return None  # "action" (its events tell it), "discarded", and kinds of the future
 
 
-def _who(names: Names, seat: Any, me: int | None) -> str:
-    """``seat`` by its name; the reader's own seat is "you"; a seat not known is "someone"."""
+def _drew(t: gettext.NullTranslations, data: Mapping[str, Any], fields: _Fields,
+          you: bool) -> str:
+    """A ``drew`` event: dealt, drawn, or drawn for a reason; ``shown`` the cards, when the
+    reader may see them."""
+    count = int(data.get("count", 0))
+    shown = f" ({' '.join(data['cards'])})" if data.get("cards") else ""
+    reason = data.get("reason")
+    if reason == "deal" and you:
+        sentence = t.ngettext("{subject} were dealt {count} card{shown}",
+                              "{subject} were dealt {count} cards{shown}", count)
+    elif reason == "deal":
+        sentence = t.ngettext("{subject} was dealt {count} card{shown}",
+                              "{subject} was dealt {count} cards{shown}", count)
+    elif reason == "double_colour":
+        sentence = t.ngettext("{subject} drew {count} card{shown} after a double colour match",
+                              "{subject} drew {count} cards{shown} after a double colour match",
+                              count)
+    elif reason == "caught":
+        sentence = t.ngettext("{subject} drew {count} card{shown} for being caught",
+                              "{subject} drew {count} cards{shown} for being caught", count)
+    else:
+        sentence = t.ngettext("{subject} drew {count} card{shown}",
+                              "{subject} drew {count} cards{shown}", count)
+    return sentence.format_map(_Fields(fields, count=count, shown=shown))
+
+
+def _who(names: Names, seat: Any, me: int | None, t: gettext.NullTranslations,
+         capital: bool = False) -> str:
+    """``seat`` by its name; the reader's own seat is "you"; a seat not known is "someone".
+    ``capital``: where it begins a line ("You", "Someone"; a seat's name never changes)."""
     if not isinstance(seat, int):
-        return "someone"
+        return t.gettext("Someone") if capital else t.gettext("someone")
     if seat == me:
-        return "you"
+        return t.gettext("You") if capital else t.gettext("you")
     if isinstance(names, Mapping):
-        return names.get(seat) or "someone"
-    return names[seat] if 0 <= seat < len(names) and names[seat] else "someone"
+        known = names.get(seat)
+    elif 0 <= seat < len(names):
+        known = names[seat]
+    else:
+        known = None
+    if known:
+        return known
+    return t.gettext("Someone") if capital else t.gettext("someone")
 
 
-def _capital(text: str) -> str:
-    """"you" and "someone" begin a line with a capital (a seat's name never changes)."""
-    return text[:1].upper() + text[1:] if text in ("you", "someone") else text
+def colour_name(colour: Colour, language: str | None = "en") -> str:
+    """A colour in words ("red"), in ``language``."""
+    return translator(language).gettext(_COLOURS[colour])
 
 
-def _cards(count: int) -> str:
-    return f"{count} card{'' if count == 1 else 's'}"
+def card_name(card: Card, language: str | None = "en") -> str:
+    """A card in words, in ``language``: 'red 5', 'red Wild #', 'Wild DOS' (``Card.name`` in
+    English)."""
+    if card.kind is CardKind.WILD_DOS:
+        return "Wild DOS"
+    assert card.colour is not None
+    t = translator(language)
+    colour = colour_name(card.colour, language)
+    if card.kind is CardKind.WILD_NUMBER:
+        return t.gettext("{colour} Wild #").format(colour=colour)
+    return t.gettext("{colour} {number}").format(colour=colour, number=card.number)
 
 
 class _Fields(dict[str, Any]):

@@ -33,6 +33,10 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("DOS_SERVER", "DOS_PROFILE", "DOS_JSON", "DOS_DEBUG"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    # English, whatever the tester's own language (a test asks for another with LANG).
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     return path
 
 

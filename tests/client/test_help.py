@@ -56,7 +56,11 @@ def test_the_rules_are_in_the_wheel(tmp_path: Path) -> None:
                     "-w", str(tmp_path), str(ROOT)], check=True, timeout=600,
                    capture_output=True)
     (wheel,) = tmp_path.glob("*.whl")
-    assert "dos_client/data/rules.md" in zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "dos_client/data/rules.md" in names
+    # The catalogs the client and the engine read with gettext ship beside their code.
+    assert "dos_client/locale/lo/LC_MESSAGES/dos_client.mo" in names
+    assert "dos_engine/locale/lo/LC_MESSAGES/dos_engine.mo" in names
 
 
 def test_completion_scripts_and_saved_game_names(tmp_path: Path) -> None:

@@ -33,11 +33,12 @@ def test_join_sends_them_and_notify_changes_them(server_url: str, config_file: P
     monkeypatch.setenv("LANG", "lo_LA.UTF-8")
     monkeypatch.delenv("LC_ALL", raising=False)
     monkeypatch.delenv("LC_MESSAGES", raising=False)
+    monkeypatch.delenv("LANGUAGE", raising=False)
     Table(server_url, config_file)  # Ann joins with `new --me`, Bob with `join`
     assert as_json("notify")["time_zone"] == "Asia/Vientiane"
     shown = as_json("--profile", "bob", "notify")
     assert (shown["time_zone"], shown["language"]) == ("Asia/Vientiane", "lo")
-    assert "Times in Asia/Vientiane, language lo." in ok("--profile", "bob", "notify").stdout
+    assert "ເວລາໃນ Asia/Vientiane, ພາສາ lo." in ok("--profile", "bob", "notify").stdout
     changed = as_json("--profile", "bob", "notify", "--timezone", "Europe/Paris",
                       "--language", "en")
     assert (changed["time_zone"], changed["language"]) == ("Europe/Paris", "en")

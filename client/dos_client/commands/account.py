@@ -9,43 +9,43 @@ import click
 
 from dos_client.context import Settings, connect, pass_settings, saved_account, sync_games
 from dos_client.errors import DosApiError
+from dos_client.i18n import N_, _
 
 
-@click.command()
+@click.command(help=N_("Show or set the server this profile uses."))
 @click.argument("url", required=False)
 @pass_settings
 def server(settings: Settings, url: str | None) -> None:
-    """Show or set the server this profile uses."""
     store = settings.store()
     if url:
         if not re.match(r"^https?://", url):
-            raise click.BadParameter("use a full URL such as http://127.0.0.1:5000", param_hint="URL")
+            raise click.BadParameter(_("use a full URL such as http://127.0.0.1:5000"),
+                                     param_hint="URL")
         store.section["server"] = url.rstrip("/")
         store.save()
     current = settings.server_url(store)
     settings.emit({"server": current}, current)
 
 
-@click.command()
+@click.command(help=N_("Sign in with your email address: all your games, on any device."))
 @click.argument("email")
-@click.option("--code", help="The code from the email (asked for when not given).")
+@click.option("--code", help=N_("The code from the email (asked for when not given)."))
 @click.option("--send-only", is_flag=True,
-              help="Only email the code; sign in later with --code.")
+              help=N_("Only email the code; sign in later with --code."))
 @pass_settings
 def login(settings: Settings, email: str, code: str | None, send_only: bool) -> None:
-    """Sign in with your email address: all your games, on any device."""
     store = settings.store()
     url = settings.server_url(store)
     api = connect(url)
     if code is None:
         api.send_login_code(email)
-        click.echo(f"A sign-in code is on its way to {email} (it works once, for 15 "
-                   "minutes).", err=True)
+        click.echo(_("A sign-in code is on its way to {email} (it works once, for 15 "
+                     "minutes).").format(email=email), err=True)
         if send_only:
             settings.emit({"sent": True, "email": email},
-                          f"Then: dos-client login {email} --code CODE")
+                          _("Then: dos-client login {email} --code CODE").format(email=email))
             return
-        code = click.prompt("Code from the email", err=True).strip()
+        code = click.prompt(_("Code from the email"), err=True).strip()
     signed = api.verify_login(email, code)
     store.section["account"] = {"email": signed["email"], "server": url,
                                 "token": signed["account_token"],
@@ -53,19 +53,18 @@ def login(settings: Settings, email: str, code: str | None, send_only: bool) -> 
     store.save()
     added = sync_games(store)
     settings.emit({"email": signed["email"], "server": url, "games_added": added},
-                  f"Signed in as {signed['email']} on {url}. `dos-client games` lists "
-                  "all your games.")
+                  _("Signed in as {email} on {server}. `dos-client games` lists all your "
+                    "games.").format(email=signed["email"], server=url))
 
 
-@click.command()
-@click.option("--everywhere", is_flag=True, help="Sign out every device of this account.")
+@click.command(help=N_("Forget (and revoke) this profile's account token; game tokens stay."))
+@click.option("--everywhere", is_flag=True, help=N_("Sign out every device of this account."))
 @pass_settings
 def logout(settings: Settings, everywhere: bool) -> None:
-    """Forget (and revoke) this profile's account token; game tokens stay."""
     store = settings.store()
     account = saved_account(store)
     if account is None:
-        settings.emit({"signed_out": False}, "You are not signed in.")
+        settings.emit({"signed_out": False}, _("You are not signed in."))
         return
     try:
         connect(account["server"], account["token"]).sign_out(
@@ -76,22 +75,22 @@ def logout(settings: Settings, everywhere: bool) -> None:
     store.section.pop("account", None)
     store.save()
     settings.emit({"signed_out": True, "everywhere": everywhere},
-                  f"Signed out{' everywhere' if everywhere else ''}; saved games keep "
-                  "their own tokens.")
+                  _("Signed out everywhere; saved games keep their own tokens.") if everywhere
+                  else _("Signed out; saved games keep their own tokens."))
 
 
-@click.command()
+@click.command(help=N_("Who this profile is signed in as."))
 @pass_settings
 def whoami(settings: Settings) -> None:
-    """Who this profile is signed in as."""
     store = settings.store()
     account = saved_account(store)
     if account is None:
-        settings.emit({"email": None}, "Not signed in: dos-client login you@example.org")
+        settings.emit({"email": None}, _("Not signed in: dos-client login you@example.org"))
         return
     me = connect(account["server"], account["token"]).me()
     settings.emit({**me, "server": account["server"]},
-                  f"Signed in as {me['email']} on {account['server']}.")
+                  _("Signed in as {email} on {server}.").format(email=me["email"],
+                                                                server=account["server"]))
 
 
 COMMANDS = (server, login, logout, whoami)

@@ -3,26 +3,37 @@
 from __future__ import annotations
 
 import re
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 
 import click
 
+from dos_client import i18n
 from dos_client.context import Settings, pass_settings
+from dos_client.i18n import N_, _
+
+# The players' rules (package data): rules.md in English, rules.<language>.md beside it in each
+# language it is written in, with the same section numbers.
+DATA: Traversable = files("dos_client").joinpath("data")
 
 
-@click.command()
+@click.command(
+    help=N_("The rules of DOS as this server plays them; SECTION (3, 3.6) prints one part."))
 @click.argument("section", required=False)
 @pass_settings
 def rules(settings: Settings, section: str | None) -> None:
-    """The rules of DOS as this server plays them; SECTION (3, 3.6) prints one part."""
     text = rules_text(section)
     settings.emit({"section": section, "text": text}, text.rstrip("\n"))
 
 
-def rules_text(section: str | None = None) -> str:
-    """The players' rules document (package data), or one section of it."""
-    from importlib.resources import files
-
-    text = files("dos_client").joinpath("data/rules.md").read_text(encoding="utf-8")
+def rules_text(section: str | None = None, language: str | None = None) -> str:
+    """The players' rules document in ``language`` (default: the reader's) if it is written in
+    it, else in English; or one section of it."""
+    code = language or i18n.language()
+    translated = DATA.joinpath(f"rules.{code}.md")
+    document = translated if code != i18n.DEFAULT_LANGUAGE and translated.is_file() \
+        else DATA.joinpath("rules.md")
+    text = document.read_text(encoding="utf-8")
     if section is None:
         return text
     wanted = section.strip().rstrip(".")
@@ -38,16 +49,17 @@ def rules_text(section: str | None = None) -> str:
             picked.append(line)
     if not picked:
         known = [m.group(1) for line in lines if (m := top.match(line) or item.match(line))]
-        raise click.BadParameter(f"no rule {section!r}; the sections are {', '.join(known)}",
-                                 param_hint="SECTION")
+        raise click.BadParameter(
+            _("no rule {section!r}; the sections are {sections}").format(
+                section=section, sections=", ".join(known)), param_hint="SECTION")
     return "\n".join(picked).rstrip() + "\n"
 
 
-@click.command()
+@click.command(
+    help=N_("Print the shell completion script: eval \"$(dos-client completion bash)\"."))
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 @click.pass_context
 def completion(ctx: click.Context, shell: str) -> None:
-    """Print the shell completion script: eval "$(dos-client completion bash)"."""
     from click.shell_completion import get_completion_class
 
     completer = get_completion_class(shell)

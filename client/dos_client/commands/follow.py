@@ -20,21 +20,21 @@ from dos_client.context import (
     read_history,
 )
 from dos_client.errors import EXIT_TIMEOUT, ClientError
+from dos_client.i18n import N_, _
 
 LONG_POLL = 30.0  # seconds per long-poll request; the server grants up to 60
 Ready = tuple[SavedGame, dict[str, Any]]
 
 
-@click.command()
+@click.command(help=N_("The game's history, as you may see it."))
 @click.argument("game", required=False)
-@click.option("--all", "show_all", is_flag=True, help="Every event, not just the last 30.")
+@click.option("--all", "show_all", is_flag=True, help=N_("Every event, not just the last 30."))
 @pass_settings
 def history(settings: Settings, game: str | None, show_all: bool) -> None:
-    """The game's history, as you may see it."""
     from dos_client import render
 
     saved = settings.saved_game(game)
-    events, _ = read_history(saved.api, saved.game_id)
+    events, _page = read_history(saved.api, saved.game_id)
 
     def human() -> None:
         names = render.names_of(saved.api.game(saved.game_id))
@@ -45,36 +45,37 @@ def history(settings: Settings, game: str | None, show_all: bool) -> None:
     settings.emit(events, human)
 
 
-@click.command()
+@click.command(
+    help=N_("Block until it is your turn in any of the games (default: all saved games).\n"
+            "\n"
+            "The server answers the moment a game changes (a long-poll): no polling."))
 @click.argument("games_", nargs=-1, metavar="[GAME]...")
 @click.option("--timeout", type=click.FloatRange(min=0), default=3600, show_default=True,
-              help="Give up after this many seconds (exit 7).")
+              help=N_("Give up after this many seconds (exit 7)."))
 @click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
-              help="Polling interval, only against a server without long-polls "
-                   "(it backs off up to 60 s).")
+              help=N_("Polling interval, only against a server without long-polls "
+                      "(it backs off up to 60 s)."))
 @pass_settings
 def wait(settings: Settings, games_: Sequence[str], timeout: float, interval: float) -> None:
-    """Block until it is your turn in any of the games (default: all saved games).
-
-    The server answers the moment a game changes (a long-poll): no polling."""
     store = settings.store()
     names = list(games_) or list(store.games)
     if not names:
-        raise ClientError("no saved games to wait for")
+        raise ClientError(_("no saved games to wait for"))
     saved_games = [settings.saved_game(n, store) for n in names]
     deadline = time.monotonic() + timeout
-    with err().status("Waiting for your turn...", spinner="dots"):
+    with err().status(_("Waiting for your turn..."), spinner="dots"):
         found = _first_ready(saved_games, deadline, interval)
     if found is None:
-        raise ClientError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT)
+        raise ClientError(_("still not your turn after {seconds} s").format(
+            seconds=f"{timeout:g}"), EXIT_TIMEOUT)
     saved, body = found
     if body["status"] == "finished":
         settings.emit({"game": saved.name, "id": saved.game_id, "finished": True},
-                      f"{saved.name} is over.")
+                      _("{game} is over.").format(game=saved.name))
         return
 
     def human() -> None:
-        click.echo(f"Your turn in {saved.name}.")
+        click.echo(_("Your turn in {game}.").format(game=saved.name))
         saved.draw_table(body)
 
     if settings.as_json:
@@ -101,7 +102,7 @@ def _first_ready(saved_games: Sequence[SavedGame], deadline: float,
 
     for saved in saved_games:
         threading.Thread(target=follow, args=(saved,), daemon=True).start()
-    for _ in saved_games:
+    for _game in saved_games:
         answer = answers.get()
         if isinstance(answer, Exception):
             raise answer
@@ -134,22 +135,22 @@ def _follow(saved: SavedGame, deadline: float, interval: float, alone: bool) -> 
         last = page["last"]
 
 
-@click.command()
+@click.command(
+    help=N_("Spectate GAME (a game id; no seat needed): the table, then each change as it\n"
+            "happens, until the game is over."))
 @click.argument("game_id", metavar="GAME")
 @click.option("--timeout", type=click.FloatRange(min=0), default=24 * 3600.0,
-              show_default=True, help="Stop after this many seconds (exit 7).")
+              show_default=True, help=N_("Stop after this many seconds (exit 7)."))
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              help="Polling interval, only against a server without long-polls "
-                   "(it backs off up to 60 s).")
+              help=N_("Polling interval, only against a server without long-polls "
+                      "(it backs off up to 60 s)."))
 @pass_settings
 def watch(settings: Settings, game_id: str, timeout: float, interval: float) -> None:
-    """Spectate GAME (a game id; no seat needed): the table, then each change as it
-    happens, until the game is over."""
     from dos_client import render
 
     api = connect(settings.server_url(settings.store()))
     body = api.game(game_id)
-    _, page = read_history(api, game_id)
+    _events, page = read_history(api, game_id)
     after = page["next_after"]
     if settings.as_json:
         emit_json(body)
@@ -161,7 +162,8 @@ def watch(settings: Settings, game_id: str, timeout: float, interval: float) -> 
     while body["status"] not in ("finished", "cancelled"):
         left = deadline - time.monotonic()
         if left <= 0 or (not long_poll and delay > left):
-            raise ClientError(f"stopped watching after {timeout:g} s", EXIT_TIMEOUT)
+            raise ClientError(_("stopped watching after {seconds} s").format(
+                seconds=f"{timeout:g}"), EXIT_TIMEOUT)
         if not long_poll:
             time.sleep(delay)
         page = api.history(game_id, after=after, limit=500,

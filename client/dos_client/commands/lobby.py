@@ -18,6 +18,7 @@ from dos_client.context import (
     sync_games,
 )
 from dos_client.errors import ClientError, DosApiError
+from dos_client.i18n import N_, _
 
 
 class _Bots(click.Choice[str]):
@@ -46,43 +47,42 @@ def _duration(text: str | None) -> int | None:
         return None
     found = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", text.lower())
     if not found:
-        raise click.BadParameter("use a number with s, m, h or d, e.g. 36h or 3d")
+        raise click.BadParameter(_("use a number with s, m, h or d, e.g. 36h or 3d"))
     return int(found.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[found.group(2)]
 
 
-@click.command()
+@click.command(help=N_("Create a game and print the invites to hand out."))
 @click.option("--seat", "seats", multiple=True, metavar="NAME",
-              help="A player's seat (repeat; order is seating order).")
+              help=N_("A player's seat (repeat; order is seating order)."))
 @click.option("--open", "open_seats", type=click.IntRange(0, 3), default=0,
-              help="Seats left open, claimed later with the invite code.")
+              help=N_("Seats left open, claimed later with the invite code."))
 @click.option("--bot", "bots", multiple=True, type=_Bots(),
-              help="A bot seat (repeat): random, greedy, or the searching bot at level "
-                   "1 (quick) to 3 (strongest).")
-@click.option("--me", metavar="NAME", help="Join the seat NAME yourself right away.")
+              help=N_("A bot seat (repeat): random, greedy, or the searching bot at level "
+                      "1 (quick) to 3 (strongest)."))
+@click.option("--me", metavar="NAME", help=N_("Join the seat NAME yourself right away."))
 @click.option("--after-draw", type=click.Choice(["drawn_card", "any"]), default="drawn_card",
-              show_default=True, help="What may be matched after drawing (RULES 3.6).")
+              show_default=True, help=N_("What may be matched after drawing (RULES 3.6)."))
 @click.option("--bonus-placement", type=click.Choice(["optional", "mandatory"]),
               default="optional", show_default=True,
-              help="Whether earned bonus cards must be placed (RULES 3.5).")
+              help=N_("Whether earned bonus cards must be placed (RULES 3.5)."))
 @click.option("--dos-call/--no-dos-call", default=False, show_default=True,
-              help="Play with calling DOS and catching (RULES 5).")
+              help=N_("Play with calling DOS and catching (RULES 5)."))
 @click.option("--target", type=click.IntRange(1, 10_000), default=200, show_default=True,
-              help="Score that wins the game.")
-@click.option("--turn-limit", metavar="DURATION", help="Time per turn, e.g. 36h or 3d.")
+              help=N_("Score that wins the game."))
+@click.option("--turn-limit", metavar="DURATION", help=N_("Time per turn, e.g. 36h or 3d."))
 @click.option("--title", metavar="TEXT",
-              help="The game's title, shown to every player in emails, lists and pages.")
-@click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
+              help=N_("The game's title, shown to every player in emails, lists and pages."))
+@click.option("--as", "label", metavar="NAME", help=N_("Short name to save the game under."))
 @pass_settings
 def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequence[str],
         me: str | None, after_draw: str, bonus_placement: str, dos_call: bool, target: int,
         turn_limit: str | None, title: str | None, label: str | None) -> None:
-    """Create a game and print the invites to hand out."""
     payload_seats: list[dict[str, Any]] = [{"name": name} for name in seats]
-    payload_seats += [{} for _ in range(open_seats)] + [{"bot": bot} for bot in bots]
+    payload_seats += [{} for _seat in range(open_seats)] + [{"bot": bot} for bot in bots]
     if not 2 <= len(payload_seats) <= 4:
-        raise click.UsageError("a game has 2 to 4 seats: use --seat, --open and --bot")
+        raise click.UsageError(_("a game has 2 to 4 seats: use --seat, --open and --bot"))
     if me and me not in seats:
-        raise click.UsageError(f"--me {me!r} must be one of the --seat names")
+        raise click.UsageError(_("--me {name!r} must be one of the --seat names").format(name=me))
     store = settings.store()
     url = settings.server_url(store)
     created = connect(url).create_game({
@@ -103,37 +103,41 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
                                    time_zone=system.time_zone(), language=system.language())
         store.games[name].update(seat=joined["seat"], token=joined["player_token"])
     store.save()
-    lines = [f"Created game {created['id']} (saved as {name!r}; you hold the host token).",
-             *(f"Invite for {seat_name}: dos-client join {invite}"
+    lines = [_("Created game {id} (saved as {name!r}; you hold the host token).").format(
+                 id=created["id"], name=name),
+             *(_("Invite for {seat}: dos-client join {invite}").format(seat=seat_name,
+                                                                        invite=invite)
                for seat_name, invite in invites.items())]
     if open_seats:
-        lines.append(f"Open seats: dos-client join {created['id']} --code "
-                     f"{created['invite_code']} --name YOUR_NAME")
+        lines.append(_("Open seats: dos-client join {id} --code {code} --name YOUR_NAME").format(
+            id=created["id"], code=created["invite_code"]))
     if me:
-        lines.append(f"You play as {me}. Next: {settings.command()} show")
+        lines.append(_("You play as {name}. Next: {command} show").format(
+            name=me, command=settings.command()))
     if invites or open_seats or not me:
-        lines.append(f"The game starts when everyone has joined; `{settings.command()} start` "
-                     "starts it sooner (open seats are removed).")
+        lines.append(_("The game starts when everyone has joined; `{command} start` starts it "
+                       "sooner (open seats are removed).").format(command=settings.command()))
     settings.emit({"game": name, "id": created["id"], "invites": invites,
                    "invite_code": created["invite_code"] if open_seats else None},
                   "\n".join(lines))
 
 
-@click.command()
+@click.command(
+    help=N_("Claim your seat with INVITE (GAME:TOKEN as printed by `new`), or GAME "
+            "--code C --name N."))
 @click.argument("invite")
-@click.option("--code", help="The game's invite code, to take an open seat.")
-@click.option("--name", help="Your name, with --code.")
-@click.option("--as", "label", metavar="NAME", help="Short name to save the game under.")
+@click.option("--code", help=N_("The game's invite code, to take an open seat."))
+@click.option("--name", help=N_("Your name, with --code."))
+@click.option("--as", "label", metavar="NAME", help=N_("Short name to save the game under."))
 @pass_settings
 def join(settings: Settings, invite: str, code: str | None, name: str | None,
          label: str | None) -> None:
-    """Claim your seat with INVITE (GAME:TOKEN as printed by `new`), or GAME --code C --name N."""
     store = settings.store()
     url = settings.server_url(store)
-    game_id, _, token = invite.partition(":")
+    game_id, _colon, token = invite.partition(":")
     if not token and not code:
-        raise click.UsageError("give the whole invite (GAME:TOKEN), or a game id with --code "
-                               "and --name")
+        raise click.UsageError(_("give the whole invite (GAME:TOKEN), or a game id with --code "
+                                 "and --name"))
     try:
         joined = connect(url).join(game_id, invite=token or None, code=code, name=name,
                                    time_zone=system.time_zone(), language=system.language())
@@ -151,20 +155,24 @@ def join(settings: Settings, invite: str, code: str | None, name: str | None,
     store.section["current"] = saved
     store.save()
     status = joined["game"]["status"]
-    waiting = [s["name"] or "an open seat" for s in joined["game"]["seats"]
+    waiting = [s["name"] or _("an open seat") for s in joined["game"]["seats"]
                if not s.get("claimed")] if status == "waiting" else []
-    started = (f"Still waiting for {', '.join(waiting)}: the game starts when everyone has "
-               "joined, or when the host starts it. " if waiting else "")
+    sentence = (N_("You are {name} (seat {seat}) in game {id}, saved as {saved!r}. Still waiting "
+                   "for {waiting}: the game starts when everyone has joined, or when the host "
+                   "starts it. Next: {command} show") if waiting
+                else N_("You are {name} (seat {seat}) in game {id}, saved as {saved!r}. "
+                        "Next: {command} show"))
     settings.emit({"game": saved, "seat": joined["seat"], "name": joined["name"],
                    "status": status},
-                  f"You are {joined['name']} (seat {joined['seat']}) in game {game_id}, saved "
-                  f"as {saved!r}. {started}Next: {settings.command()} show")
+                  _(sentence).format(name=joined["name"], seat=joined["seat"], id=game_id,
+                                     saved=saved, waiting=", ".join(waiting),
+                                     command=settings.command()))
 
 
-@click.command()
+@click.command(
+    help=N_("Every saved game: whose turn, deadline, scores; * marks games waiting on you."))
 @pass_settings
 def games(settings: Settings) -> None:
-    """Every saved game: whose turn, deadline, scores; * marks games waiting on you."""
     store = settings.store()
     sync_games(store)  # signed in: the account's games on this server too
     rows: list[dict[str, Any]] = []
@@ -189,7 +197,7 @@ def games(settings: Settings) -> None:
         })
     settings.emit(rows, lambda: _games_table(rows, store.section.get("current")))
     if failed:  # every game was listed; the exit code says that some could not be read
-        click.echo(f"Error: {failed[0].message}", err=True)
+        click.echo(_("Error: {message}").format(message=failed[0].message), err=True)
         click.get_current_context().exit(failed[0].exit_code)
 
 
@@ -197,52 +205,55 @@ def _games_table(rows: list[dict[str, Any]], current: str | None) -> None:
     from dos_client import render
 
     if not rows:
-        click.echo("No saved games. Create one with `dos-client new` or join one.")
+        click.echo(_("No saved games. Create one with `dos-client new` or join one."))
     for row in rows:
         if "error" in row:
             click.echo(f"  {row['game']}: {row['error']}")
             continue
         mark = "*" if row["your_turn"] else " "
-        here = "(current) " if row["game"] == current else ""
+        here = _("(current)") + " " if row["game"] == current else ""
         scores = ", ".join(f"{k} {v}" for k, v in row["scores"].items())
-        turn = f"{row['turn']} to play" if row["turn"] else row["status"]
-        deadline = f", deadline {render.deadline(row['deadline'])}" if row["deadline"] else ""
+        turn = (_("{name} to play").format(name=row["turn"]) if row["turn"]
+                else render.status(row["status"]))
+        deadline = (_(", deadline {when}").format(when=render.deadline(row["deadline"]))
+                    if row["deadline"] else "")
         titled = f"“{row['title']}” " if row.get("title") else ""
         click.echo(f"{mark} {row['game']} {titled}{here}· {turn}{deadline} · {scores}")
 
 
-@click.command()
+@click.command(help=N_("Host: start now with the seats filled so far."))
 @click.argument("game", required=False)
 @pass_settings
 def start(settings: Settings, game: str | None) -> None:
-    """Host: start now with the seats filled so far."""
     saved = settings.saved_game(game)
     saved.host_api().start(saved.game_id)
-    settings.emit({"game": saved.name, "started": True}, f"{saved.name} started.")
+    settings.emit({"game": saved.name, "started": True},
+                  _("{game} started.").format(game=saved.name))
 
 
-@click.command()
+@click.command(
+    help=N_("Host: the invites of the seats not yet claimed, and the open seats' invite code."))
 @click.argument("game", required=False)
 @pass_settings
 def invite(settings: Settings, game: str | None) -> None:
-    """Host: the invites of the seats not yet claimed, and the open seats' invite code."""
     saved = settings.saved_game(game)
     host = saved.host_api()
     if "invites" not in saved.entry:
-        raise ClientError(f"the invites of {saved.name} were not saved (it was created by an "
-                          "older dos-client); `dos-client token rotate` on the host's "
-                          "machine issues new tokens per seat")
+        raise ClientError(_("the invites of {game} were not saved (it was created by an older "
+                            "dos-client); `dos-client token rotate` on the host's machine issues "
+                            "new tokens per seat").format(game=saved.name))
     body = host.game(saved.game_id)
     claimed = {s["name"] for s in body["seats"] if s.get("claimed")}
     pending = {name: line for name, line in saved.entry["invites"].items() if name not in claimed}
     open_seats = [s for s in body["seats"] if s.get("open")]
     code = saved.entry.get("invite_code") if open_seats else None
-    lines = [f"Invite for {name}: dos-client join {line}" for name, line in pending.items()]
+    lines = [_("Invite for {seat}: dos-client join {invite}").format(seat=name, invite=line)
+             for name, line in pending.items()]
     if code:
-        lines.append(f"Open seats ({len(open_seats)}): dos-client join {saved.game_id} --code "
-                     f"{code} --name YOUR_NAME")
+        lines.append(_("Open seats ({count}): dos-client join {id} --code {code} --name "
+                       "YOUR_NAME").format(count=len(open_seats), id=saved.game_id, code=code))
     if not lines:
-        lines.append(f"Every seat of {saved.name} is claimed.")
+        lines.append(_("Every seat of {game} is claimed.").format(game=saved.name))
     settings.emit({"game": saved.name, "id": saved.game_id, "invites": pending,
                    "invite_code": code, "open_seats": len(open_seats)}, "\n".join(lines))
 

@@ -12,13 +12,13 @@ import click
 from dos_client.config import Store
 from dos_client.context import SavedGame, Settings, out, pass_settings, read_history
 from dos_client.errors import EXIT_REFUSED, EXIT_STALE, ClientError, DosApiError
+from dos_client.i18n import N_, _
 
 
-@click.command()
+@click.command(help=N_("The table as you see it: your hand, the Center Row, scores, whose turn."))
 @click.argument("game", required=False)
 @pass_settings
 def show(settings: Settings, game: str | None) -> None:
-    """The table as you see it: your hand, the Center Row, scores, whose turn."""
     saved = settings.saved_game(game)
     body = saved.api.game(saved.game_id)
     if settings.as_json:
@@ -27,7 +27,7 @@ def show(settings: Settings, game: str | None) -> None:
         return
     since = _since_last_look(saved, body)
     if since:
-        click.echo("Since you last looked:")
+        click.echo(_("Since you last looked:"))
         for line in since:
             click.echo(f"  {line.strip()}")
     saved.draw_table(body)
@@ -50,11 +50,10 @@ def _since_last_look(saved: SavedGame, game: dict[str, Any]) -> list[str]:
     return render.event_lines(others, render.names_of(game))
 
 
-@click.command()
+@click.command(help=N_("Your legal actions, numbered: play one with `dos-client move N`."))
 @click.argument("game", required=False)
 @pass_settings
 def moves(settings: Settings, game: str | None) -> None:
-    """Your legal actions, numbered: play one with `dos-client move N`."""
     from dos_client import render
 
     saved = settings.saved_game(game)
@@ -73,11 +72,11 @@ def _whose_turn(saved: SavedGame) -> str:
     view = game.get("view")
     names = render.names_of(game)
     if game["status"] == "finished" and view and view.get("winner") is not None:
-        return f"the game is over, {names[view['winner']]} won"
+        return _("the game is over, {name} won").format(name=names[view["winner"]])
     if game["status"] != "active" or not view:
-        return f"the game is {game['status']}"
-    return (f"it is {names[view['current']]}'s turn; `{saved.settings.command()} wait` tells "
-            "you when it is yours")
+        return _("the game is {status}").format(status=render.status(game["status"]))
+    return _("it is {name}'s turn; `{command} wait` tells you when it is yours").format(
+        name=names[view["current"]], command=saved.settings.command())
 
 
 GAME_ID = re.compile(r"[a-z0-9]{10}")
@@ -105,22 +104,21 @@ def _did_you_mean(text: str, listed: Sequence[str]) -> str:
     import difflib
 
     close = difflib.get_close_matches(first, listed, n=3, cutoff=0.5)
-    return f" Did you mean: {', '.join(close)}?" if close else ""
+    return " " + _("Did you mean: {moves}?").format(moves=", ".join(close)) if close else ""
 
 
-@click.command()
+@click.command(
+    help=N_("Play a numbered move (`move 3`) or notation (`move \"m1 R5; m2 B3+Y4; end\"`).\n"
+            "\n"
+            "\b\n"
+            "A number plays the move of the list you last saw (`moves`, `show`, `wait`\n"
+            "or an email's `move GAME N --at VERSION`); if the game moved on since,\n"
+            "nothing is played and the new list is printed (exit 4)."))
 @click.argument("words", nargs=-1, required=True, metavar="[GAME] MOVE")
 @click.option("--at", "at_version", type=click.IntRange(min=1), metavar="VERSION",
-              help="The game version of the list the number comes from (emails print it).")
+              help=N_("The game version of the list the number comes from (emails print it)."))
 @pass_settings
 def move(settings: Settings, words: Sequence[str], at_version: int | None) -> None:
-    """Play a numbered move (`move 3`) or notation (`move "m1 R5; m2 B3+Y4; end"`).
-
-    \b
-    A number plays the move of the list you last saw (`moves`, `show`, `wait`
-    or an email's `move GAME N --at VERSION`); if the game moved on since,
-    nothing is played and the new list is printed (exit 4).
-    """
     store = settings.store()
     game, text = _split_game(store, words)
     saved = settings.saved_game(game, store)
@@ -130,27 +128,26 @@ def move(settings: Settings, words: Sequence[str], at_version: int | None) -> No
         _play(saved, text, at_version)
 
 
-@click.command()
+@click.command(help=N_("Draw a card (then `move` to match with it or add a card)."))
 @click.argument("game", required=False)
 @pass_settings
 def draw(settings: Settings, game: str | None) -> None:
-    """Draw a card (then `move` to match with it or add a card)."""
     _play(settings.saved_game(game), "draw")
 
 
-@click.command("dos")
+@click.command("dos", help=N_("Call \"DOS\" on your two cards, in or out of turn (rule 5.1)."))
 @click.argument("game", required=False)
 @pass_settings
 def call_dos(settings: Settings, game: str | None) -> None:
-    """Call "DOS" on your two cards, in or out of turn (rule 5.1)."""
     _play(settings.saved_game(game), "dos")
 
 
-@click.command()
+@click.command(
+    help=N_("Catch a player holding two cards without a DOS call (name or seat): "
+            "they draw two."))
 @click.argument("words", nargs=-1, required=True, metavar="[GAME] PLAYER")
 @pass_settings
 def catch(settings: Settings, words: Sequence[str]) -> None:
-    """Catch a player holding two cards without a DOS call (name or seat): they draw two."""
     store = settings.store()
     game, who = _split_game(store, words)
     _play(settings.saved_game(game, store), f"catch {who}")
@@ -158,8 +155,8 @@ def catch(settings: Settings, words: Sequence[str]) -> None:
 
 def _require_token(saved: SavedGame) -> None:
     if saved.entry.get("token") is None:
-        raise ClientError("you hold no seat in this game (only the host token); join a seat "
-                          "with its invite first")
+        raise ClientError(_("you hold no seat in this game (only the host token); join a seat "
+                            "with its invite first"))
 
 
 def _play_number(saved: SavedGame, number: int, at_version: int | None) -> None:
@@ -167,9 +164,10 @@ def _play_number(saved: SavedGame, number: int, at_version: int | None) -> None:
     version = at_version if at_version is not None else saved.entry.get("listed_version")
     if version is None:
         command = saved.settings.command()
-        raise ClientError(f"which list is move {number} from? You have not seen one for "
-                          f"{saved.name} yet: `{command} moves` prints it, then "
-                          f"`{command} move N` plays its number N", EXIT_REFUSED)
+        raise ClientError(_("which list is move {number} from? You have not seen one for {game} "
+                            "yet: `{command} moves` prints it, then `{command} move N` plays its "
+                            "number N").format(number=number, game=saved.name, command=command),
+                          EXIT_REFUSED)
     _submit(saved, int(version), number=number)
 
 
@@ -217,11 +215,13 @@ def _explained(saved: SavedGame, error: DosApiError, version: int) -> ClientErro
     if error.kind == "stale-version":
         fresh = saved.api.game(saved.game_id)
         if not saved.settings.as_json:
-            click.echo(f"The game moved on (version {version} → {fresh['version']}), so nothing "
-                       "was played. The table now:", err=True)
+            click.echo(_("The game moved on (version {version} → {now}), so nothing was played. "
+                         "The table now:").format(version=version, now=fresh["version"]),
+                       err=True)
             saved.draw_table(fresh)
-        error.message = (f"the game changed since the list you chose from (version {version}, "
-                         f"now {fresh['version']}); nothing was played: look again and choose")
+        error.message = _("the game changed since the list you chose from (version {version}, "
+                          "now {now}); nothing was played: look again and choose").format(
+                              version=version, now=fresh["version"])
         error.exit_code = EXIT_STALE
     if error.kind == "game-not-active":
         from dos_client import render
@@ -230,14 +230,21 @@ def _explained(saved: SavedGame, error: DosApiError, version: int) -> ClientErro
         view = fresh.get("view") or {}
         if fresh["status"] == "finished":
             names = render.names_of(fresh)
-            won = f": {names[view['winner']]} won" if view.get("winner") is not None else ""
-            error.message = (f"the game {saved.name} is over{won}; nothing was played. "
-                             f"`{command} history {saved.name}` tells how it went.")
+            sentence = (N_("the game {game} is over: {name} won; nothing was played. "
+                           "`{command} history {game}` tells how it went.")
+                        if view.get("winner") is not None
+                        else N_("the game {game} is over; nothing was played. "
+                                "`{command} history {game}` tells how it went."))
+            error.message = _(sentence).format(
+                game=saved.name, command=command,
+                name=names[view["winner"]] if view.get("winner") is not None else "")
         else:
-            error.message = f"the game {saved.name} is {fresh['status']}; nothing was played."
+            error.message = _("the game {game} is {status}; nothing was played.").format(
+                game=saved.name, status=render.status(fresh["status"]))
         error.exit_code = EXIT_REFUSED
     elif error.kind == "not-your-turn":
-        error.message += f". `{command} wait` tells you when it is your turn."
+        error.message += ". " + _("`{command} wait` tells you when it is your turn.").format(
+            command=command)
     return error
 
 

@@ -1,0 +1,71 @@
+"""The engine's catalog (dos_engine.translation): every message the engine's code marks is
+translated, not fuzzy, in every shipped catalog, and each .mo is its .po compiled. Needs Babel
+(pybabel's extraction), which ``make test-engine-alone``'s bare venv does not have: skipped
+there, run by the full suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("babel")
+
+from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
+from babel.messages.mofile import read_mo
+from babel.messages.pofile import read_po
+
+from dos_engine import translation
+
+ENGINE = Path(translation.__file__).resolve().parent
+
+
+def extracted() -> set[str]:
+    """Every message the engine marks, as `pybabel extract -F server/dos_engine/babel.cfg -k N_`
+    finds them."""
+    with (ENGINE / "babel.cfg").open() as cfg:
+        method_map, options_map = parse_mapping_cfg(cfg)
+    keywords = {"N_": None, "gettext": None, "ngettext": (1, 2)}
+    found = set()
+    for _filename, _line, message, _comments, _context in extract_from_dir(
+            str(ENGINE), method_map, options_map, keywords=keywords):
+        found.add(message[0] if isinstance(message, tuple) else message)
+    return found
+
+
+def catalogs() -> list[Path]:
+    return sorted(translation.LOCALE.glob(f"*/LC_MESSAGES/{translation.DOMAIN}.po"))
+
+
+def test_lao_is_shipped() -> None:
+    assert [p.parent.parent.name for p in catalogs()] == ["lo"]
+
+
+def test_every_marked_message_is_translated_in_every_shipped_catalog() -> None:
+    messages = extracted()
+    assert "{subject} called DOS" in messages  # the extraction itself works
+    assert "match: {cards} on Center Row card {position} ({target})" in messages
+    for path in catalogs():
+        with path.open("rb") as po:
+            catalog = read_po(po)
+        for message in messages:
+            entry = catalog.get(message)
+            assert entry is not None, f"{path}: {message!r} is not in the catalog (pybabel update)"
+            translated = entry.string if isinstance(entry.string, str) else entry.string[0]
+            assert translated, f"{path}: {message!r} is not translated"
+            assert not entry.fuzzy, f"{path}: {message!r} is fuzzy"
+
+
+def test_each_compiled_catalog_is_its_po_file() -> None:
+    for path in catalogs():
+        with path.open("rb") as po:
+            source = {_key(m.id): _key(m.string) for m in read_po(po) if m.id}
+        with path.with_suffix(".mo").open("rb") as mo:
+            compiled = {_key(m.id): _key(m.string) for m in read_mo(mo) if m.id}
+        assert compiled == source, f"{path.with_suffix('.mo')} is stale: pybabel compile"
+
+
+def _key(text: object) -> object:
+    """A plural's forms (a tuple in a .po, a list in a .mo) as a tuple."""
+    return tuple(text) if isinstance(text, list | tuple) else text
