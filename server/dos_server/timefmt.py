@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 from babel.dates import format_datetime, format_skeleton, format_timedelta
@@ -71,7 +72,7 @@ def _(message: str, **values: object) -> str:
     """gettext, also where no locale can be chosen (an app but no request, outside
     ``force_locale``): then the English message."""
     try:
-        return gettext(message, **values)
+        return str(gettext(message, **values))
     except RuntimeError:
         return message % values if values else message
 
@@ -128,12 +129,8 @@ def relative(when: datetime, now: datetime | None = None, locale: str | None = N
     seconds = abs(seconds)
     if seconds < 60:
         return _("in less than a minute") if ahead else _("less than a minute ago")
-    if seconds < 90 * 60:
-        unit = "minute"
-    elif seconds < 48 * 3600:
-        unit = "hour"
-    else:
-        unit = "day"
+    unit: Literal["minute", "hour", "day"] = (
+        "minute" if seconds < 90 * 60 else "hour" if seconds < 48 * 3600 else "day")
     # The unit is ours (hours up to two days); the words and plurals are the language's.
     return format_timedelta(delta, granularity=unit, threshold=float("inf"), add_direction=True,
                             locale=current_locale(locale))

@@ -20,10 +20,10 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
-from dos_engine import Game, redact
-from dos_engine.wording import describe
 from flask_babel import gettext as _
 
+from dos_engine import Game, redact
+from dos_engine.wording import describe
 from dos_server import i18n, tokens, urls
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow, NotificationRow, SeatRow, utcnow
