@@ -265,9 +265,9 @@ def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> li
         if line:
             lines.append(line)
     if len(rows) > SINCE_LIMIT:
+        command = "dos-client history " + game.id
         with i18n.in_language(language):
-            lines.insert(0, _("(earlier events: %(command)s)",
-                              command=f"dos-client history {game.id}"))
+            lines.insert(0, _("(earlier events: %(command)s)", command=command))
     return lines
 
 
