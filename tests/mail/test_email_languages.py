@@ -147,7 +147,8 @@ def test_each_kind_in_each_language_and_zone(app: Flask, kind: str, language: st
     moves = {"m1 R5", "draw"} if kind not in ("game_over", "digest", "login_code",
                                               "confirm_email", "invited") else set()
     for move in moves:
-        assert move in text and f'data-move="{move}"' in markup, (kind, move)
+        assert move in text, (kind, move)
+        assert f'data-move="{move}"' in markup, (kind, move)
     if kind in ("your_turn", "reminder", "digest"):
         day = (LAO_DAYS if language == "lo" else ENGLISH_DAYS)[zone]
         clock = ZONES[zone][1]
@@ -168,7 +169,8 @@ def test_each_kind_in_each_language_and_zone(app: Flask, kind: str, language: st
     else:
         assert not LAO.search(subject + text + markup)
         assert '<html lang="en">' in markup
-    assert "Noto Sans Lao" in markup and "Phetsarath OT" in markup  # Lao fonts...
+    assert "Noto Sans Lao" in markup
+    assert "Phetsarath OT" in markup
     before = markup[:markup.index("Noto Sans Lao")]
     assert "Arial" in before or "Menlo" in before  # ...after the Latin ones
 
@@ -177,7 +179,8 @@ def test_lao_subjects_and_lists_read_in_lao(app: Flask) -> None:
     subject, text, _ = parts(dispatch.build(payload("your_turn", "lo", None), "msg_t"))
     assert subject == "DOS g1: ຕາຂອງທ່ານ (ຫຼິ້ນກັບ Bob ແລະ Cat)"  # Babel's Lao list
     assert text.startswith("ສະບາຍດີ Ann,\n")
-    assert "ແຖວກາງ: 1:[R3]" in text and "ບັດໃນມືຂອງທ່ານ:" in text  # the glossary's words
+    assert "ແຖວກາງ: 1:[R3]" in text
+    assert "ບັດໃນມືຂອງທ່ານ:" in text
     english, _, _ = parts(dispatch.build(payload("your_turn", "en", None), "msg_t"))
     assert english == "DOS g1: your turn (vs Bob and Cat)"
     digest, _, _ = parts(dispatch.build(payload("digest", "lo", None), "msg_t"))
@@ -214,10 +217,7 @@ def lao_reply(original: EmailMessage, command: str, encoding: str) -> bytes:
     body = (f"ສະບາຍດີ\n{command}\n\nສົ່ງຈາກ iPhone ຂອງຂ້ອຍ\n\n"
             f"ເມື່ອ ວັນຈັນ 1 ມັງກອນ 2029, DOS by mail <dos@{DOMAIN}> ຂຽນວ່າ:\n{quoted}")
     data = body.encode("utf-8")
-    if encoding == "base64":
-        payload_bytes = base64.encodebytes(data)
-    else:
-        payload_bytes = quopri.encodestring(data)
+    payload_bytes = base64.encodebytes(data) if encoding == "base64" else quopri.encodestring(data)
     subject = Header("Re: " + str(original["Subject"]), "utf-8").encode()
     assert subject.startswith("=?utf-8?")  # RFC 2047 on the wire
     head = (f"From: =?utf-8?b?{base64.b64encode('ບີຢອນ'.encode()).decode()}?= <{BJORN}>\r\n"
@@ -272,8 +272,10 @@ def _check_languages(world: MailWorld) -> None:
     for message in world.sink.to(BJORN):
         if message["X-DOS-Event"] in ("your_turn", "mail_reply"):
             subject, text, markup = parts(message)
-            assert LAO.search(subject) and LAO.search(text), subject
-            assert "Your turn" not in text and "Hello" not in text
+            assert LAO.search(subject), subject
+            assert LAO.search(text), text
+            assert "Your turn" not in text
+            assert "Hello" not in text
             assert '<html lang="lo">' in markup
     for message in world.sink.to(ANN):
         if message["X-DOS-Event"] in ("your_turn", "mail_reply"):
@@ -311,7 +313,7 @@ def test_a_lao_and_an_english_player_each_read_their_own(world: MailWorld,
     world.run_worker()
     answer = world.sink.to(BJORN)[-1]
     assert answer["X-DOS-Event"] == "mail_reply"
-    subject, text, markup = parts(answer)
+    subject, text, _markup = parts(answer)
     assert subject == "Re: " + str(mine["Subject"])  # his Lao subject, decoded and answered
     assert "ຫຼິ້ນແລ້ວ: " in text  # "Applied: ..." in Lao
     assert "ຂ້າມໄປ" not in text  # nothing of the quote or the footer was taken for a move
@@ -319,7 +321,7 @@ def test_a_lao_and_an_english_player_each_read_their_own(world: MailWorld,
 
 
 def test_the_unsubscribe_page_is_in_the_seats_language(world: MailWorld) -> None:
-    game_id, _ = _game(world)
+    _game_id, _ = _game(world)
     for address, language, title in ((BJORN, "lo", "ຢຸດຮັບອີເມວບໍ?"),
                                      (ANN, "en", "Stop emails?")):
         message = world.sink.to(address)[-1]

@@ -18,6 +18,7 @@ stacks of the HTML part, which name Lao fonts after the Latin ones.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +53,7 @@ def environment() -> Environment:
         overlay = current_app.jinja_env.overlay(
             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
         # The overlay shares the app's dicts: the email's own names go into copies.
-        overlay.filters = {**overlay.filters, "names": names}
+        overlay.filters = {**overlay.filters, "names": names, "width": width, "pad": pad}
         overlay.globals = {**overlay.globals, "email_fonts": FONTS.replace("'", '"'),
                            "email_mono_fonts": MONO_FONTS.replace("'", '"')}
         extensions[_KEY] = overlay
@@ -64,6 +65,18 @@ def names(items: Iterable[object]) -> str:
     """Names joined the reader's language's way: "bob, carol and dan" (Babel's CLDR lists)."""
     listed = [str(item) for item in items]
     return format_list(listed, locale=timefmt.current_locale()) if listed else ""
+
+
+def width(text: object) -> int:
+    """How many columns ``text`` takes in a monospaced text part: Lao vowel and tone marks
+    (and other combining marks) sit on their letter and take none."""
+    return sum(unicodedata.category(c) not in ("Mn", "Me", "Cf") for c in str(text))
+
+
+def pad(text: object, size: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``size`` columns (on the left when ``right``)."""
+    fill = " " * max(0, size - width(text))
+    return f"{fill}{text}" if right else f"{text}{fill}"
 
 
 in_language = i18n.in_language  # where the dispatch renders an email in its reader's language
@@ -92,4 +105,4 @@ def _has_locale() -> bool:
 
 
 __all__ = ["FONTS", "LAO_FONTS", "MONO_FONTS", "Rendered", "environment", "in_language",
-           "names", "render"]
+           "names", "pad", "render", "width"]
