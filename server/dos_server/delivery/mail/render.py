@@ -27,6 +27,7 @@ from babel.lists import format_list
 from flask import current_app
 from flask_babel import get_locale
 from jinja2 import Environment
+from markupsafe import Markup
 
 from dos_server import i18n, timefmt
 
@@ -34,7 +35,7 @@ _KEY = "dos_email_jinja"
 
 # The HTML part's fonts: Latin ones first, then fonts that have Lao script (mail clients have
 # no web fonts; a reader's system has one of these).
-LAO_FONTS = '"Noto Sans Lao", "Noto Sans Lao UI", "Phetsarath OT", "Saysettha OT", "Lao UI"'
+LAO_FONTS = "'Noto Sans Lao', 'Noto Sans Lao UI', 'Phetsarath OT', 'Saysettha OT', 'Lao UI'"
 FONTS = f"-apple-system, 'Segoe UI', Roboto, Helvetica, Arial, {LAO_FONTS}, sans-serif"
 MONO_FONTS = f"ui-monospace, Menlo, Consolas, 'DejaVu Sans Mono', {LAO_FONTS}, monospace"
 
@@ -54,8 +55,9 @@ def environment() -> Environment:
             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
         # The overlay shares the app's dicts: the email's own names go into copies.
         overlay.filters = {**overlay.filters, "names": names, "width": width, "pad": pad}
-        overlay.globals = {**overlay.globals, "email_fonts": FONTS.replace("'", '"'),
-                           "email_mono_fonts": MONO_FONTS.replace("'", '"')}
+        # Markup: single quotes inside the style="..." attribute, not escaped.
+        overlay.globals = {**overlay.globals, "email_fonts": Markup(FONTS),
+                           "email_mono_fonts": Markup(MONO_FONTS)}
         extensions[_KEY] = overlay
     env: Environment = extensions[_KEY]
     return env
