@@ -29,9 +29,16 @@ from urllib.parse import urlsplit
 
 import pytest
 from flask import Flask
-from mailtest_helpers import DOMAIN, MailWorld, reply_to, text_of, token_version
+from mailtest_helpers import (
+    DOMAIN,
+    INBOUND_SECRET,
+    MailWorld,
+    reply_to,
+    text_of,
+    token_version,
+)
 
-from dos_server import create_app, i18n, timefmt
+from dos_server import create_app, i18n, mailtext, timefmt
 from dos_server.delivery.mail import builders, dispatch
 from dos_server.extensions import db
 from dos_server.models import IdentityRow
@@ -363,3 +370,40 @@ def test_sign_in_emails_are_in_the_identitys_language(world: MailWorld) -> None:
     subject, text, _ = parts(message)
     assert subject == "ລະຫັດເຂົ້າສູ່ລະບົບ DOS ຂອງທ່ານ"
     assert "ລະຫັດຂອງທ່ານ: " in text
+
+
+def test_before_the_seat_is_known_the_answer_is_in_the_senders_language(
+        world: MailWorld) -> None:
+    with world.app.app_context():
+        db.session.add(IdentityRow(email_key=BJORN, address=BJORN, language="lo"))
+        db.session.commit()
+        db.session.remove()
+    message = EmailMessage()
+    message["From"] = f"Bjørn <{BJORN}>"
+    message["To"] = f"play+not-a-token@{DOMAIN}"
+    message["Subject"] = "ສະບາຍດີ"
+    message["Message-ID"] = f"<{secrets.token_hex(8)}@client.example>"
+    message.set_content("໑\n")
+    # A provider's hook (the SMTP intake refuses a bad address at RCPT), from an English
+    # request: the answer is in the sender identity's Lao all the same.
+    posted = world.client.post("/inbound/email", data=bytes(message), headers={
+        "Authorization": f"Bearer {INBOUND_SECRET}", "Accept-Language": "en"})
+    assert posted.status_code == 200, posted.get_data(as_text=True)
+    assert world.inbound()[-1] == ("rejected", "bad-token")
+    world.run_worker()
+    answer = world.sink.to(BJORN)[-1]
+    subject, text, markup = parts(answer)
+    assert subject == "Re: ສະບາຍດີ"
+    assert "ທີ່ຢູ່ທີ່ທ່ານສົ່ງຫາບໍ່ແມ່ນທີ່ຢູ່ຕອບກັບທີ່ຖືກຕ້ອງ" in text
+    assert "nothing was changed" not in text
+    assert '<html lang="lo">' in markup
+
+
+def test_a_lao_clients_attribution_and_footer_end_the_commands() -> None:
+    text = ("ສະບາຍດີ\n໓\n\nສົ່ງຈາກ iPhone ຂອງຂ້ອຍ\n\n"
+            "ເມື່ອ ວັນຈັນ 1 ມັງກອນ 2029, DOS by mail <dos@play.test> ຂຽນວ່າ:\n> ສະບາຍດີ Bjørn,\n")
+    assert mailtext.command_lines(text) == ["ສະບາຍດີ", "໓"]
+    assert mailtext.move_number("໓") == 3  # Lao digits choose a move too
+    bottom = ("ເມື່ອ ວັນຈັນ 1 ມັງກອນ 2029, DOS by mail <dos@play.test> ຂຽນວ່າ:\n"
+              "> ສະບາຍດີ Bjørn,\n> ຮອດຕາຂອງທ່ານ\n\nm1 R5\n")
+    assert mailtext.command_lines(bottom) == ["m1 R5"]
