@@ -8,11 +8,13 @@ language's ``messages.po`` is translated, and its ``messages.mo`` is compiled be
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
 from flask import Flask, current_app, request
-from flask_babel import Babel, get_locale
+from flask_babel import Babel, force_locale, get_locale
 
 TRANSLATIONS = Path(__file__).parent / "translations"
 DEFAULT_LANGUAGE = "en"  # the messages' own language: it needs no catalog
@@ -75,3 +77,13 @@ def init_app(app: Flask) -> None:
     babel.init_app(app, locale_selector=request_locale,
                    default_translation_directories=str(TRANSLATIONS))
     app.add_template_global(page_language, "page_language")
+
+
+@contextmanager
+def in_language(language: str | None) -> Iterator[str]:
+    """Inside, gettext, Babel's formats and templates speak ``language`` (a shipped one;
+    English for none or one not shipped), whatever the request's: an email is written in its
+    reader's language (Flask-Babel's ``force_locale``)."""
+    chosen = language_of(language)
+    with force_locale(chosen):
+        yield chosen

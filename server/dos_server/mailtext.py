@@ -161,6 +161,7 @@ _ENDS = [
     re.compile(r"^sent from my\b", re.I),
     re.compile(r"^(sent|envoyé|gesendet) (from|de|von) ", re.I),
     re.compile(r"^get outlook for\b", re.I),
+    re.compile(r"^ສົ່ງຈາກ"),  # Lao: "sent from" (a phone's footer)
 ]
 # An attribution line ("On Mon, 1 Jan 2029, DOS <...> wrote:"): skipped, the reply may go on
 # below or between the quoted blocks.
@@ -169,6 +170,9 @@ _ATTRIBUTION = re.compile(
 _ON_START = re.compile(r"^(on|am|le|el|il|op)\s", re.I)
 _WROTE_END = re.compile(r"\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\s*:?$", re.I)
 _WROTE_ANY = re.compile(r"\b(wrote|schrieb|écrit|escribió|scritto|geschreven)\b.*:$", re.I)
+# A Lao client's attribution: "ເມື່ອ ວັນຈັນ 1 ມັງກອນ 2029, DOS by mail <...> ຂຽນວ່າ:" (Lao marks
+# are not word characters, so \b cannot find the verb: it is matched at the line's end).
+_LAO_WROTE = re.compile(r"(ຂຽນວ່າ|ໄດ້ຂຽນ|ຂຽນ)\s*:?$")
 _FROM = re.compile(r"^\*?(from|de|von|van|da)\*?\s*:", re.I)
 _SENT = re.compile(r"^\*?(sent|date|envoyé|gesendet|enviado|verzonden|data|datum)\*?\s*:", re.I)
 
@@ -197,6 +201,9 @@ def command_lines(text: str) -> list[str]:
             continue
         if _WROTE_ANY.search(line) and following and following[0].startswith(">"):
             continue  # "Ann wrote on Monday:" right above a quote
+        if _LAO_WROTE.search(line) and ("@" in line or (following
+                                                        and following[0].startswith(">"))):
+            continue  # a Lao client's attribution line
         if _ON_START.match(line) and following and _WROTE_END.search(following[0]):
             # "On Mon, 1 Jan 2029 at 10:00, DOS <...>" wrapped before "wrote:"
             skip_to = next(i for i in range(index + 1, len(lines))

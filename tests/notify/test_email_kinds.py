@@ -236,6 +236,6 @@ def test_your_turn_subject_names_the_opponents(make_app: Callable[..., Flask], s
     subjects: dict[str, Any] = {}
     for message in smtp.to(DORA) + smtp.to(BOB):
         subjects.setdefault(message["X-DOS-Event"], str(message["Subject"]))
-    assert re.fullmatch(r"DOS snapgame01: your turn \(vs (bob|dora), greedy-bot-2\)",
+    assert re.fullmatch(r"DOS snapgame01: your turn \(vs (bob|dora) and greedy-bot-2\)",
                         subjects["your_turn"])
     assert subjects["game_over"].startswith("DOS snapgame01: game over, ")

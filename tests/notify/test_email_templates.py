@@ -70,6 +70,8 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Flask]:
     # The sign-in email's nonce is what the dispatch reads from the database.
     monkeypatch.setitem(dispatch.READERS, "login_code",
                         lambda _: builders.Facts(login_nonce="nonce"))
+    # So is the language of the emails of signing in (their rows carry none).
+    monkeypatch.setattr(dispatch, "language_of", lambda payload, target=None: None)
     with made.app_context():
         yield made
         db.session.remove()

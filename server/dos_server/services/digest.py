@@ -11,12 +11,18 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from dos_server import urls
+from dos_server import i18n, urls
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import DigestRow, GameRow, SeatRow, as_utc
 from dos_server.services import access
-from dos_server.services.notify import add_row, unsubscribe_urls
+from dos_server.services.notify import (
+    add_row,
+    chosen_language,
+    reader_zone,
+    seat_names,
+    unsubscribe_urls,
+)
 from dos_server.tokens import unsubscribe_address
 
 DIGEST_EVERY = timedelta(hours=24)
@@ -33,18 +39,23 @@ def send_digests(now: datetime) -> int:
                SeatRow.email_unsubscribed.is_(False), GameRow.status == "active")
     ).all()
     waiting: dict[str, list[dict[str, Any]]] = {}
+    languages: dict[str, str | None] = {}  # an address's: the first of its seats that chose one
     for seat, game in rows:
         if game.state is None or game.state.get("current") != seat.index:
             continue
         unsubscribe, unsubscribe_page = unsubscribe_urls(game.id, seat.public_id)
-        waiting.setdefault((seat.email or "").lower(), []).append({
+        address = (seat.email or "").lower()
+        languages[address] = languages.get(address) or chosen_language(seat)
+        with i18n.in_language(chosen_language(seat)):
+            names = seat_names(game)
+        waiting.setdefault(address, []).append({
             "id": game.id,
             "game_title": game.title,
             "seat": seat.index,
             "name": seat.name,
             "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
-            "time_zone": seat.time_zone,
-            "opponents": [s.name or f"seat {s.index}" for s in game.seats if s is not seat],
+            "time_zone": reader_zone(seat),
+            "opponents": [name for index, name in enumerate(names) if index != seat.index],
             "line": urls.play_line(game.id, "N", game.version),
             # one press opens the seat's table
             "table": urls.signin_url(game.id, access.seat_token("signin", game, seat)),
@@ -60,6 +71,7 @@ def send_digests(now: datetime) -> int:
                 continue
             add_row(None, [], "email", address, "digest", f"digest:{address}:{now:%Y-%m-%dT%H}",
                     {"event": "digest", "address": address, "games": games,
+                     "language": i18n.language_of(languages.get(address)),
                      "thread": hashlib.sha256(address.encode()).hexdigest()[:16],
                      "unsubscribe": games[0]["unsubscribe"],
                      "unsubscribe_mailto": games[0]["unsubscribe_mailto"]}, due=now)

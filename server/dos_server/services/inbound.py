@@ -10,7 +10,10 @@ Two transactions at most per message, each all-or-nothing:
    rolled back (the game is unchanged) and a second one queues the error answer and marks the
    row ``rejected``.
 
-Every answer is a ``mail_reply`` outbox row: the worker sends it in the sender's thread.
+Every answer is a ``mail_reply`` outbox row: the worker sends it in the sender's thread. Its
+words are the reader's: once the seat is known, in the seat's language (its emails' too);
+before, in the language of the sender's identity, else English. Refusals that are never
+answered (automatic mail, a forged sender) stay English: only the operator reads them.
 Automatic mail (RFC 3834 ``Auto-Submitted``, bounces, list traffic) is never answered, so an
 away-message cannot start a loop.
 """
@@ -30,13 +33,15 @@ from email.utils import getaddresses
 from typing import Any, TypeVar
 
 from flask import current_app
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from sqlalchemy import and_, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from dos_engine import Game
 from dos_engine.errors import DosError, InvalidActionError
 from dos_engine.wording import describe
-from dos_server import mailtext, tokens
+from dos_server import i18n, mailtext, tokens
 from dos_server.database import write_transaction
 from dos_server.errors import (
     AmbiguousAction,
@@ -47,8 +52,9 @@ from dos_server.errors import (
 )
 from dos_server.extensions import db
 from dos_server.mailtext import body_text, command_lines, html_to_text
-from dos_server.models import GameRow, InboundMessageRow, SeatRow, utcnow
+from dos_server.models import GameRow, IdentityRow, InboundMessageRow, SeatRow, utcnow
 from dos_server.services import access, archive, lobby, notify, play, read
+from dos_server.validation import email_key
 
 log = logging.getLogger("dos_server.inbound")
 
@@ -57,20 +63,23 @@ T = TypeVar("T")
 KEYWORDS = ("show", "moves", "history", "resign", "help", "join")
 HISTORY_EVENTS = 30
 
-HELP = [
-    "How to play by email: reply to the latest email from the game, and write on the first",
-    "line(s), above the quoted text:",
-    "  3                 the move numbered 3 in that email's list",
-    "  m1 R5             a move in the notation (several: m1 R5; m2 B3+Y4; end,",
-    "                    or one per line); shorthand like R5, draw, end works when clear",
-    "  show  or  moves   the table and your numbered moves",
-    "  history           the last events of the game",
-    "  resign            give up your seat (the random bot plays it on)",
-    "  join              take your seat, in answer to an invitation",
-    "  help              this text",
-    "A number refers to the list in the email you answer: if the game has moved on since,",
-    "nothing is applied and you get the new list.",
-]
+def help_lines() -> list[str]:
+    """How to play by email, in the current language (the commands stay as typed)."""
+    return [
+        _("How to play by email: reply to the latest email from the game, and write on the "
+          "first line(s), above the quoted text:"),
+        "  3                 " + _("the move numbered 3 in that email's list"),
+        "  m1 R5             " + _("a move in the notation (several: m1 R5; m2 B3+Y4; end, "
+                                   "or one per line); shorthand like R5, draw, end works "
+                                   "when clear"),
+        "  show  " + _("or") + "  moves   " + _("the table and your numbered moves"),
+        "  history           " + _("the last events of the game"),
+        "  resign            " + _("give up your seat (the random bot plays it on)"),
+        "  join              " + _("take your seat, in answer to an invitation"),
+        "  help              " + _("this text"),
+        _("A number refers to the list in the email you answer: if the game has moved on "
+          "since, nothing is applied and you get the new list."),
+    ]
 
 
 # -- storing ----------------------------------------------------------------------------------
@@ -94,7 +103,7 @@ def store(raw: bytes, source: str, mail_from: str | None = None,
     if recipients:
         basis += b"\0rcpt:" + ",".join(sorted(r.lower() for r in recipients)).encode()
     key = hashlib.sha256(basis).hexdigest()
-    for _ in range(2):  # a concurrent first delivery of the same message wins the unique key
+    for _attempt in range(2):  # a concurrent first delivery of the same message wins the unique key
         try:
             with write_transaction():
                 existing = db.session.execute(
@@ -162,6 +171,7 @@ class Incoming:
     unreadable: bool = False
     game_id: str | None = None
     seat: int | None = None
+    language: str | None = None  # the answer's: the seat's, else the sender identity's
 
 
 def process(row_id: int, now: datetime | None = None) -> str:
@@ -181,7 +191,9 @@ def process(row_id: int, now: datetime | None = None) -> str:
             if _unsubscribe(row):
                 return row.status
             incoming = parse(row)
-            with notify.one_message_for_seat_of(incoming.token):
+            incoming.language = _sender_language(incoming.sender)
+            with notify.one_message_for_seat_of(incoming.token), \
+                    i18n.in_language(incoming.language):
                 outcome, lines, game, seat = _apply(incoming)
                 _answer(row, incoming, lines, game, seat)
             _finish(row, incoming, "processed", outcome, None)
@@ -224,15 +236,28 @@ def _sender_of(row: InboundMessageRow) -> str | None:
         return None
 
 
+def _sender_language(sender: str | None) -> str | None:
+    """The language the sender's identity chose (before the seat is known); None for none."""
+    if not sender:
+        return None
+    try:
+        identity = db.session.get(IdentityRow, email_key(sender))
+    except ValueError:  # not an address we could key
+        return None
+    return identity.language if identity is not None else None
+
+
 def _apologise(row: InboundMessageRow, incoming: Incoming | None, sender: str) -> None:
-    lines = ["Sorry: your message could not be processed because of an error on our side, "
-             "so nothing was applied to the game.",
-             "Please send your move again (reply to the latest email of the game); the "
-             "server's operator has been told."]
+    language = incoming.language if incoming is not None else _sender_language(sender)
+    with i18n.in_language(language) as language:
+        lines = [_("Sorry: your message could not be processed because of an error on our "
+                   "side, so nothing was applied to the game."),
+                 _("Please send your move again (reply to the latest email of the game); the "
+                   "server's operator has been told.")]
     subject = incoming.subject if incoming is not None and incoming.subject else "DOS by mail"
     payload: dict[str, Any] = {
         "event": "mail_reply", "game_id": None, "seat": None, "view": None,
-        "data": {"lines": lines},
+        "language": language, "data": {"lines": lines},
         "subject": subject if subject.lower().startswith("re:") else f"Re: {subject}",
         "in_reply_to": (incoming.message_id if incoming is not None else row.message_id) or None,
     }
@@ -339,7 +364,8 @@ def _refuse(row_id: int, incoming: Incoming | None, refusal: Refusal) -> str:
             seat = _seat_of(game, incoming.seat)
         status = "rejected" if refusal.answer else "ignored"
         if refusal.answer and incoming is not None:
-            _answer(row, incoming, refusal.lines, game, seat)
+            with i18n.in_language(incoming.language):
+                _answer(row, incoming, refusal.lines, game, seat)
         _finish(row, incoming, status, refusal.outcome, " ".join(refusal.lines)[:2000])
     log.info("inbound message #%s %s: %s", row_id, status, refusal.outcome)
     return status
@@ -408,21 +434,22 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
     """Authenticate, then run the command; returns (outcome, lines, game, seat)."""
     if incoming.unreadable:
         raise Refusal("malformed", [
-            "We could not read your message (its MIME structure is broken), so nothing was "
-            "changed. Reply again with your move as plain text on the first line.",
+            _("We could not read your message (its MIME structure is broken), so nothing was "
+              "changed. Reply again with your move as plain text on the first line."),
         ])
     if incoming.token is None:
         raise Refusal("no-token", [
-            "This message did not reach a game's reply address, so nothing was changed.",
-            "To play, reply to the latest email the game sent you (its Reply-To is an address "
-            "like play+...@" + str(current_app.config["MAIL_DOMAIN"]) + ").",
+            _("This message did not reach a game's reply address, so nothing was changed."),
+            _("To play, reply to the latest email the game sent you (its Reply-To is an "
+              "address like %(address)s).",
+              address="play+...@" + str(current_app.config["MAIL_DOMAIN"])),
         ])
     claims = tokens.read_mail(incoming.token)
     if claims is None:
         raise Refusal("bad-token", [
-            "The address you wrote to is not a valid reply address of this server (it may "
-            "have been changed or cut short), so nothing was changed.",
-            "Reply to the latest email the game sent you, without editing the address.",
+            _("The address you wrote to is not a valid reply address of this server (it may "
+              "have been changed or cut short), so nothing was changed."),
+            _("Reply to the latest email the game sent you, without editing the address."),
         ])
     try:
         game: GameRow | None = access.get_game(claims.game_id, for_update=True)
@@ -436,14 +463,20 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
         ], answer=False)  # no backscatter to a sender we cannot check
     if seat.token_version != claims.token_version:
         own = bool(seat.email) and incoming.sender == (seat.email or "").strip().lower()
-        if own:  # the answer goes to the seat's own address: it may show the table
-            incoming.game_id, incoming.seat = game.id, seat.index
-        raise Refusal("revoked-token", [
-            "The address you replied to was replaced when your seat's tokens were renewed, "
-            "so nothing was changed.",
-            "Reply to THIS email (its address is the new one), or to any later email of the "
-            "game.",
-        ], show=own, answer=own)
+        if not own:  # never answered (no backscatter): the operator reads it
+            raise Refusal("revoked-token", [
+                "The address you replied to was replaced when your seat's tokens were "
+                "renewed, so nothing was changed."], answer=False)
+        # the answer goes to the seat's own address: it may show the table, in its language
+        incoming.game_id, incoming.seat = game.id, seat.index
+        incoming.language = notify.reader_language(seat)
+        with i18n.in_language(incoming.language):
+            raise Refusal("revoked-token", [
+                _("The address you replied to was replaced when your seat's tokens were "
+                  "renewed, so nothing was changed."),
+                _("Reply to THIS email (its address is the new one), or to any later email of "
+                  "the game."),
+            ], show=True)
     if (current_app.config["INBOUND_REQUIRE_FROM_MATCH"] and seat.email
             and incoming.sender != seat.email.strip().lower()):
         # Stored, never answered: From is forgeable, and an answer to it would let anyone who
@@ -453,7 +486,9 @@ def _apply(incoming: Incoming) -> tuple[str, list[str], GameRow, SeatRow]:
             "changed.",
         ], answer=False)
     incoming.game_id, incoming.seat = game.id, seat.index
-    return _run(incoming, claims.version, game, seat)
+    incoming.language = notify.reader_language(seat)  # the answer is in the seat's language
+    with i18n.in_language(incoming.language):
+        return _run(incoming, claims.version, game, seat)
 
 
 def _seat_of(game: GameRow | None, index: int | None) -> SeatRow | None:
@@ -466,35 +501,36 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
          seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
     lines = _from_first_command(game, seat.index, incoming.lines)
     if not lines:
-        raise Refusal("no-command", ["We found no command above the quoted text of your "
-                                     "reply, so nothing was changed.", "", *HELP], show=True)
+        raise Refusal("no-command", [_("We found no command above the quoted text of your "
+                                       "reply, so nothing was changed."), "", *help_lines()],
+                      show=True)
     first = lines[0].strip().rstrip(".!").strip().lower()
     if first == "help":
-        return "help", HELP, game, seat
+        return "help", help_lines(), game, seat
     if first == "join":
         return _join(game, seat)
     if game.status == "waiting":
         raise Refusal("not-started", [
-            "The game has not started yet, so nothing was changed: it starts when everyone "
-            "invited has joined, or when the host starts it.",
-            "You have joined; you will get an email when it is your turn." if seat.claimed
-            else "Reply to the invitation with the word join to take your seat.",
+            _("The game has not started yet, so nothing was changed: it starts when everyone "
+              "invited has joined, or when the host starts it."),
+            _("You have joined; you will get an email when it is your turn.") if seat.claimed
+            else _("Reply to the invitation with the word join to take your seat."),
         ])
     if first in ("show", "moves"):
-        return first, ["Here is the game as it stands now."], game, seat
+        return first, [_("Here is the game as it stands now.")], game, seat
     if first == "history":
         return "history", _history(game, seat), game, seat
     if first == "resign":
         _checked(lambda: play.resign_seat(game, seat.index), game, seat, shown)
-        return "resigned", ["You resigned: the random bot plays your seat from now on. "
-                            "You will still get the round and game results."], game, seat
+        return "resigned", [_("You resigned: the random bot plays your seat from now on. "
+                              "You will still get the round and game results.")], game, seat
     chosen = mailtext.move_number(first)
     if chosen is not None:
         if shown != game.version:
             raise _stale(game, seat, shown)
         if chosen < 1:
-            raise Refusal("no-such-action", ["Move numbers start at 1; nothing was changed. "
-                                             "Reply with a number from the list below."],
+            raise Refusal("no-such-action", [_("Move numbers start at 1; nothing was changed. "
+                                               "Reply with a number from the list below.")],
                           show=True)
         turn = _checked(lambda: play.apply_turn(game, seat.index, shown, None, chosen),
                         game, seat, shown)
@@ -503,33 +539,37 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
         text, ignored = _notation(game, seat.index, lines)
         turn = _checked(lambda: play.apply_turn(game, seat.index, shown, [text], None),
                         game, seat, shown)
-    out = [f"Applied: {'; '.join(action.text() for action in turn.applied)}"]
+    out = [_("Applied: %(moves)s", moves="; ".join(action.text() for action in turn.applied))]
     if ignored:
-        out.append("Ignored (not a move): " + " / ".join(ignored)[:300])
+        out.append(_("Ignored (not a move): %(lines)s", lines=" / ".join(ignored)[:300]))
     if game.status == "finished":
-        out.append("The game is over.")
+        out.append(_("The game is over."))
     elif turn.state.current == seat.index:
-        out.append("It is your turn again: here are the table and your moves.")
+        out.append(_("It is your turn again: here are the table and your moves."))
     return "applied", out, game, seat
 
 
 def _join(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
     """Take the seat an invitation was sent for: playing by email needs no other step."""
     if game.status in ("finished", "cancelled"):
-        raise Refusal("game-closed", [f"Game {game.id} is {game.status}: there is no seat to "
-                                      "take any more."])
+        closed = (_("Game %(game)s is finished: there is no seat to take any more.", game=game.id)
+                  if game.status == "finished" else
+                  _("Game %(game)s is cancelled: there is no seat to take any more.",
+                    game=game.id))
+        raise Refusal("game-closed", [closed])
     if seat.claimed:
-        return "joined", ["You had already joined this game; nothing was changed."], game, seat
+        return "joined", [_("You had already joined this game; nothing was changed.")], game, \
+            seat
     waiting = game.status == "waiting"
     lobby.take_seat(game, seat)
     if not waiting:
-        return "joined", ["You joined: the game is already under way. Here is the table."], \
+        return "joined", [_("You joined: the game is already under way. Here is the table.")], \
             game, seat
     if game.status == "active":
-        return "joined", ["You joined, and with you every seat is taken: the game has "
-                          "started. Here is the table."], game, seat
-    return "joined", ["You joined. The game starts when everyone invited has joined, or "
-                      "when the host starts it; an email tells you when it is your turn."], \
+        return "joined", [_("You joined, and with you every seat is taken: the game has "
+                            "started. Here is the table.")], game, seat
+    return "joined", [_("You joined. The game starts when everyone invited has joined, or "
+                        "when the host starts it; an email tells you when it is your turn.")], \
         game, seat
 
 
@@ -573,41 +613,49 @@ def _checked(call: Callable[[], T], game: GameRow, seat: SeatRow, shown: int) ->
     except DomainError as error:
         if isinstance(error, StaleVersion):
             raise _stale(game, seat, shown) from None
-        lines = ["Nothing was changed: " + error.detail]
+        lines = [_("Nothing was changed: %(reason)s", reason=error.detail)]
         if isinstance(error, IllegalAction) and error.rule:
-            lines.append(f"The rule: RULES.md section {error.rule}.")
+            lines.append(_("The rule: RULES.md section %(section)s.", section=error.rule))
         if isinstance(error, AmbiguousAction) and error.candidates:
-            lines.append("It could mean: " + ", ".join(error.candidates) + ". Reply with the one "
-                         "you mean, exactly as written here (or its number below).")
+            lines.append(_("It could mean: %(moves)s. Reply with the one you mean, exactly as "
+                           "written here (or its number below).",
+                           moves=", ".join(error.candidates)))
         lines.append({
-            "not-your-turn": "Wait for the email that tells you it is your turn.",
-            "game-not-active": "The game is not in play any more.",
-            "invalid-action": "Write a move like: m1 R5 (or a number from the list below).",
-        }.get(error.kind, "Reply with a number from the list below, or another move."))
+            "not-your-turn": _("Wait for the email that tells you it is your turn."),
+            "game-not-active": _("The game is not in play any more."),
+            "invalid-action": _("Write a move like: m1 R5 (or a number from the list below)."),
+        }.get(error.kind, _("Reply with a number from the list below, or another move.")))
         raise Refusal(error.kind, lines, show=True) from None
 
 
 def _stale(game: GameRow, seat: SeatRow, shown: int) -> Refusal:
-    moved_on = (f"The email you answered showed version {shown} of the game, but it is now at "
-                f"version {game.version}: the game has moved on since, so nothing was applied.")
+    moved_on = _("The email you answered showed version %(shown)s of the game, but it is now "
+                 "at version %(version)s: the game has moved on since, so nothing was applied.",
+                 shown=shown, version=game.version)
     current = (game.state or {}).get("current") if game.status == "active" else None
     if game.status != "active":
-        then = f"The game is {game.status}: there is nothing to play."
+        then = {"finished": _("The game is finished: there is nothing to play."),
+                "cancelled": _("The game is cancelled: there is nothing to play."),
+                }.get(game.status, _("The game is waiting: there is nothing to play."))
     elif current == seat.index:
-        then = "Here is the new table and list: reply to THIS email with your choice."
+        then = _("Here is the new table and list: reply to THIS email with your choice.")
     else:
-        whose = next((s.name or f"seat {s.index + 1}" for s in game.seats if s.index == current),
-                     "another player")
-        then = (f"It is {whose}'s turn now: you will get an email when it is yours, with the "
-                "moves you can reply with.")
+        whose = next((s.name or _("seat %(number)s", number=s.index + 1) for s in game.seats
+                      if s.index == current), None)
+        then = (_("It is %(name)s's turn now: you will get an email when it is yours, with the "
+                  "moves you can reply with.", name=whose) if whose is not None else
+                _("It is another player's turn now: you will get an email when it is yours, "
+                  "with the moves you can reply with."))
     return Refusal("stale", [moved_on, then], show=True)
 
 
 def _history(game: GameRow, seat: SeatRow) -> list[str]:
     """The game's latest events in words, as the table and the client tell them."""
     rows = archive.events_latest(game, HISTORY_EVENTS)
-    names = {s.index: s.name or f"seat {s.index + 1}" for s in game.seats}
-    out = [f"The last {len(rows)} events of game {game.id}:"]
+    names = {s.index: s.name or _("seat %(number)s", number=s.index + 1) for s in game.seats}
+    language = notify.reader_language(seat)  # noqa: F841 - for the engine's describe(language=)
+    out = [ngettext("The last %(num)d event of game %(game)s:", "The last %(num)d events of game "
+                    "%(game)s:", len(rows), game=game.id)]
     for row in reversed(rows):
         shown = read.event_out(row, access.Viewer(seat=seat.index))
         text = describe(shown, names, me=seat.index)
@@ -631,8 +679,9 @@ def _answer(row: InboundMessageRow, incoming: Incoming, lines: Sequence[str],
             payload["moves"] = []
     else:
         payload = {"event": "mail_reply", "game_id": None, "seat": None, "data": data,
-                   "view": None}
-    subject = incoming.subject or (f"DOS game {game.id}" if game is not None else "DOS by mail")
+                   "view": None, "language": i18n.language_of(incoming.language)}
+    subject = incoming.subject or (_("DOS game %(game)s", game=game.id) if game is not None
+                                   else "DOS by mail")
     payload["subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     payload["in_reply_to"] = incoming.message_id or None
     references = [*incoming.references.split()[-10:], incoming.message_id]

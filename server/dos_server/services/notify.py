@@ -3,6 +3,11 @@
 Nothing here talks to SMTP or HTTP: the worker (``dos_server.worker``) delivers the rows.
 Each row carries everything its message needs (the seat's view, its numbered moves), so a
 message says what was true when the change committed, however late it is delivered.
+
+A row's words are its reader's: the payload is made inside ``i18n.in_language`` of the seat's
+language (:func:`reader_language`), so the lines it carries (what happened since, the moves'
+descriptions) are in that language, and it names the language and zone the worker renders
+the email in, whatever the language of the request that caused it.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
+from flask_babel import gettext as _
+
 from dos_engine import Game, redact
 from dos_engine.wording import describe
-from dos_server import tokens, urls
+from dos_server import i18n, tokens, urls
 from dos_server.extensions import db
-from dos_server.models import GameRow, NotificationRow, SeatRow, utcnow
+from dos_server.models import GameRow, IdentityRow, NotificationRow, SeatRow, utcnow
 from dos_server.services import access, archive
 from dos_server.services.access import get_game, seat_named_by
 
@@ -145,9 +152,46 @@ def add_row(game_id: str | None, seats: list[int], channel: str, target: str, ev
     ))
 
 
+def chosen_language(seat: SeatRow) -> str | None:
+    """The language the seat's person chose: the seat's, else its owner identity's; None for
+    none."""
+    if seat.language is None and seat.owner_key:
+        identity = db.session.get(IdentityRow, seat.owner_key)
+        return identity.language if identity is not None else None
+    return seat.language
+
+
+def reader_language(seat: SeatRow) -> str:
+    """The language the seat's person reads: the one chosen (shipped), else English."""
+    return i18n.language_of(chosen_language(seat))
+
+
+def reader_zone(seat: SeatRow) -> str | None:
+    """The time zone the seat's person reads times in: the seat's, else its owner identity's
+    (None: UTC)."""
+    if seat.time_zone is None and seat.owner_key:
+        identity = db.session.get(IdentityRow, seat.owner_key)
+        return identity.time_zone if identity is not None else None
+    return seat.time_zone
+
+
+def seat_names(game: GameRow) -> list[str]:
+    """Each seat's name as an email shows it ("seat 2" for one without), in the current
+    language."""
+    return [s.name or _("seat %(number)s", number=s.index) for s in game.seats]
+
+
 def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
                   data: dict[str, Any]) -> dict[str, Any]:
-    names = [s.name or f"seat {s.index}" for s in game.seats]
+    """The row of one email to ``seat``, in its reader's language and zone."""
+    language = reader_language(seat)
+    with i18n.in_language(language):
+        return _email_payload(game, seat, state, event, data, language)
+
+
+def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
+                   data: dict[str, Any], language: str) -> dict[str, Any]:
+    names = seat_names(game)
     unsubscribe, unsubscribe_page = unsubscribe_urls(game.id, seat.public_id)
     payload: dict[str, Any] = {
         "event": event,
@@ -158,7 +202,8 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         "names": names,
         "version": game.version,
         "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
-        "time_zone": seat.time_zone,  # the reader's: every time in the email is shown in it
+        "time_zone": reader_zone(seat),  # the reader's: every time in the email is shown in it
+        "language": language,  # the reader's: the email is rendered in it
         "links": links(game),
         "data": data,
         "unsubscribe": unsubscribe,  # List-Unsubscribe (RFC 8058 one-click POST, the API)
@@ -186,6 +231,7 @@ def email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         payload["view"] = view.to_dict()
         # A timed-out email lists no moves: each new turn has its own your-turn email.
         if not state.is_over and game.status == "active" and event != "timed_out":
+            # ``language`` is the reader's: the engine's words take it (describe(language=)).
             payload["moves"] = [
                 {"number": n, "action": a.text(), "description": state.describe(a, seat.index)}
                 for n, a in enumerate(view.legal_actions, start=1)
@@ -202,13 +248,15 @@ def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> li
     """What happened since ``seat``'s last turn ended, in plain words, as the seat may see it.
 
     ``timed_out``: from the start of the seat's last timed-out turn (what was played for it).
+    The lines are in the reader's language (the engine's ``describe`` takes ``language``).
     """
+    language = reader_language(seat)  # the engine's describe(language=) takes it
     mark = archive.latest_of(game, "timed_out" if timed_out else "turn_ended", seat.index)
     after = mark.seq if mark is not None else 0
     if timed_out:
         after -= 1
     rows = archive.events_latest(game, SINCE_LIMIT + 1, after)
-    names = {s.index: s.name or f"seat {s.index}" for s in game.seats}
+    names = dict(enumerate(seat_names(game)))
     lines = []
     for row in reversed(rows[:SINCE_LIMIT]):
         shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data,
@@ -217,7 +265,9 @@ def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> li
         if line:
             lines.append(line)
     if len(rows) > SINCE_LIMIT:
-        lines.insert(0, f"(earlier events: dos-client history {game.id})")
+        command = "dos-client history " + game.id
+        with i18n.in_language(language):
+            lines.insert(0, _("(earlier events: %(command)s)", command=command))
     return lines
 
 
@@ -246,7 +296,9 @@ def describe_unsubscribe(token: str) -> dict[str, Any]:
     game = get_game(claims.game_id)
     seat = seat_named_by(game, claims)
     out = {"game_id": game.id, "seat": seat.index, "name": seat.name,
-           "unsubscribed": seat.email_unsubscribed}
+           "unsubscribed": seat.email_unsubscribed,
+           # the page is in the seat's language (None: the browser's)
+           "language": chosen_language(seat)}
     db.session.rollback()
     return out
 

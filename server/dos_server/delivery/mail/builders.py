@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from dos_server import cards, timefmt, urls
@@ -53,13 +52,14 @@ def game_label(game_id: str, title: str | None) -> str:
 
 
 def when(moment: str | None, zone: str | None = None) -> str:
-    """An ISO timestamp as the reader reads it, in their zone and from now: "Thursday
-    3 December, 01:53 (Asia/Vientiane, UTC+7), in 23 hours"."""
+    """An ISO timestamp as the reader reads it, in their zone and language and from now:
+    "Thursday 3 December, 01:53 (Asia/Vientiane, UTC+7), in 23 hours" (in Lao "ວັນພະຫັດ
+    3 ທັນວາ, 01:53 (Asia/Vientiane, UTC+7), ໃນອີກ 23 ຊົ່ວໂມງ"): the language is the one the
+    email is rendered in (:func:`.render.in_language`)."""
     parsed = timefmt.parse(moment)
     if parsed is None:
         return "?"
-    now = datetime.now(UTC)
-    return f"{timefmt.local_time(parsed, zone, now)}, {timefmt.relative(parsed, now)}"
+    return timefmt.when(parsed, zone)
 
 
 def stop_link(payload: Payload) -> str:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from flask import Response, current_app, make_response, render_template, request
 
-from dos_server import tokens
+from dos_server import i18n, tokens
 from dos_server.errors import DomainError
 from dos_server.problems import Problem, problem_of
 from dos_server.services import account, lobby, notify
@@ -69,8 +70,12 @@ def _link_page(view: Callable[[str], Response | str]) -> Callable[[str], Respons
 
 
 def unsubscribe_page(token: str, info: dict[str, Any], *, done: bool) -> Response:
-    """The page of the unsubscribe link (also what the API's one-click URL shows a browser)."""
-    return make_response(render_template("unsubscribe.html", info=info, token=token, done=done))
+    """The page of the unsubscribe link (also what the API's one-click URL shows a browser), in
+    the seat's language like its emails (the browser's when the seat chose none)."""
+    language = info.get("language")
+    with i18n.in_language(language) if language else nullcontext():
+        return make_response(render_template("unsubscribe.html", info=info, token=token,
+                                             done=done))
 
 
 @bp.get("/unsubscribe/<token>")
