@@ -653,12 +653,12 @@ def _history(game: GameRow, seat: SeatRow) -> list[str]:
     """The game's latest events in words, as the table and the client tell them."""
     rows = archive.events_latest(game, HISTORY_EVENTS)
     names = {s.index: s.name or _("seat %(number)s", number=s.index + 1) for s in game.seats}
-    language = notify.reader_language(seat)  # noqa: F841 - for the engine's describe(language=)
+    language = notify.reader_language(seat)
     out = [ngettext("The last %(num)d event of game %(game)s:", "The last %(num)d events of game "
                     "%(game)s:", len(rows), game=game.id)]
     for row in reversed(rows):
         shown = read.event_out(row, access.Viewer(seat=seat.index))
-        text = describe(shown, names, me=seat.index)
+        text = describe(shown, names, me=seat.index, language=language)
         if text is not None:
             out.append(f"  {shown['seq']:>4}. {text}")
     return out

@@ -231,9 +231,8 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         payload["view"] = view.to_dict()
         # A timed-out email lists no moves: each new turn has its own your-turn email.
         if not state.is_over and game.status == "active" and event != "timed_out":
-            # ``language`` is the reader's: the engine's words take it (describe(language=)).
             payload["moves"] = [
-                {"number": n, "action": a.text(), "description": state.describe(a, seat.index)}
+                {"number": n, "action": a.text(), "description": state.describe(a, seat.index, language)}
                 for n, a in enumerate(view.legal_actions, start=1)
             ]
         if event == "timed_out":
@@ -250,7 +249,7 @@ def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> li
     ``timed_out``: from the start of the seat's last timed-out turn (what was played for it).
     The lines are in the reader's language (the engine's ``describe`` takes ``language``).
     """
-    language = reader_language(seat)  # the engine's describe(language=) takes it
+    language = reader_language(seat)
     mark = archive.latest_of(game, "timed_out" if timed_out else "turn_ended", seat.index)
     after = mark.seq if mark is not None else 0
     if timed_out:
@@ -261,7 +260,7 @@ def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> li
     for row in reversed(rows[:SINCE_LIMIT]):
         shown = redact({"kind": row.kind, "seat": row.seat, "data": row.data,
                         "secret": row.secret}, seat.index)
-        line = describe(shown, names, seat.index)
+        line = describe(shown, names, seat.index, language)
         if line:
             lines.append(line)
     if len(rows) > SINCE_LIMIT:
