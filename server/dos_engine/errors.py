@@ -39,11 +39,15 @@ CONTEXT_FRAME = N_("action {number} ({text}): {message}")
 
 
 def _fill(template: str, params: Mapping[str, object], language: str | None) -> str:
+    if not language:
+        return template.format(**params) if params else template
     tr = translator(language)
     values = {name: tr.gettext(value) if isinstance(value, Phrase) else value
               for name, value in params.items()}
-    text = tr.gettext(template) if language else template
-    return text.format(**values) if values else text
+    try:
+        return tr.gettext(template).format(**values)
+    except (KeyError, IndexError, ValueError):  # a translation's mistake is no player's
+        return template.format(**values)
 
 
 class DosError(ValueError):
