@@ -137,7 +137,7 @@ class AmbiguousActionError(DosError):
         assert isinstance(again, AmbiguousActionError)
         # As before messages were translated: the typed text, prefixed, is what is quoted.
         again.text = f"action {number} ({text!r}): {self.text}"
-        ValueError.__init__(again, repr(again.text) + str(self)[len(self.params["text"]):])
+        ValueError.__init__(again, repr(again.text) + str(self)[len(repr(self.text)):])
         return again
 
 

@@ -121,7 +121,8 @@ def test_values_fill_the_translated_sentence(game: Game) -> None:
     other = game.players[1 - game.current]
     turn = refused(game, "draw", 1 - game.current)
     assert isinstance(turn, NotYourTurnError)
-    assert other in explain(turn, "lo") and "ຕາຂອງ" in explain(turn, "lo")
+    assert other in explain(turn, "lo")
+    assert "ຕາຂອງ" in explain(turn, "lo")
 
 
 def test_the_action_of_a_turn_an_error_is_about_is_translated_too(game: Game) -> None:
