@@ -223,6 +223,3 @@ def test_outside_a_request_the_words_are_english_and_force_locale_is_followed(ap
             assert words._("game %(game)s is finished", game="abc") == "ເກມ abc ຈົບແລ້ວ"
     with app.test_request_context(headers={"Accept-Language": "lo"}):
         assert words.language() == "lo"
-        assert words.ngettext("there is %(num)d legal action; choose the number 1",
-                              "there are %(num)d legal actions; choose a number from 1 to "
-                              "%(num)d", 3) == "ມີທ່າຫຼິ້ນທີ່ເຮັດໄດ້ 3 ທ່າ; ກະລຸນາເລືອກເລກແຕ່ 1 ຫາ 3"

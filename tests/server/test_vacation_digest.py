@@ -51,7 +51,7 @@ def test_vacation_moves_the_deadline_of_the_current_turn(app: Flask, client: Fla
     # The allowance is per year: 3 days are left, 4 are refused and nothing changes.
     refused = client.post(f"/api/games/{game_id}/vacation", json={"days": 4},
                           headers=auth(tokens[current]))
-    assert "3 vacation days left" in assert_problem(refused, 409)["detail"]
+    assert "3 vacation day(s) left" in assert_problem(refused, 409)["detail"]
     assert _row(app, game_id).turn_deadline == after.turn_deadline
 
 

@@ -55,7 +55,7 @@ from dos_server.services.access import (
     snapshot,
 )
 from dos_server.services.play import deal
-from dos_server.services.words import N_, _, engine_detail, ngettext
+from dos_server.services.words import N_, _, engine_detail
 
 # Bots a seat (or the timeout policy) may use: dos_engine.strategies.BOTS, the one list.
 BOT_STRATEGIES = tuple(BOTS)
@@ -540,11 +540,9 @@ def start_vacation(game_id: str, bearer: str | None, days: int) -> dict[str, Any
         used = seat.vacation_used if seat.vacation_year == now.year else 0
         left = game.vacation_days - used
         if days > left:
-            raise NoVacationLeft(ngettext(
-                "you have %(num)d vacation day left this year in this game (the game allows "
-                "%(allowed)d)",
-                "you have %(num)d vacation days left this year in this game (the game allows "
-                "%(allowed)d)", left, allowed=game.vacation_days))
+            raise NoVacationLeft(_("you have %(left)s vacation day(s) left this year in this "
+                                   "game (the game allows %(allowed)s)", left=left,
+                                   allowed=game.vacation_days))
         seat.vacation_year = now.year
         seat.vacation_used = used + days
         pause = timedelta(days=days)

@@ -69,7 +69,7 @@ from dos_server.services.access import (
     seat_of,
     snapshot,
 )
-from dos_server.services.words import _, engine_detail, ngettext
+from dos_server.services.words import _, engine_detail
 
 MAX_BOT_ACTIONS_PER_REQUEST = 20_000
 
@@ -374,9 +374,8 @@ def _numbered(state: Game, seat: int, number: int) -> Action:
     if not listed:  # not this seat's turn (or over): the engine words it, as for a typed one
         state.check(Draw(), seat)
     if not 1 <= number <= len(listed):
-        raise NoSuchAction(ngettext("there is %(num)d legal action; choose the number 1",
-                                    "there are %(num)d legal actions; choose a number from 1 "
-                                    "to %(num)d", len(listed)))
+        raise NoSuchAction(_("there are %(count)s legal actions; choose a number from 1 to "
+                             "%(count)s", count=len(listed)))
     return listed[number - 1]
 
 
