@@ -154,8 +154,13 @@ class TimeZone(ma.fields.Field[str | None]):
                      **kwargs: Any) -> str | None:
         try:
             return clean_time_zone(value)
-        except ValueError as error:
-            raise ma.ValidationError(str(error)) from None
+        except ValueError:  # timefmt words it in English: the same sentences, read here
+            if not isinstance(value, str):
+                raise ma.ValidationError(
+                    _("a time zone is an IANA name, like Asia/Vientiane")) from None
+            raise ma.ValidationError(
+                _("unknown time zone %(zone)s: give an IANA name, like Asia/Vientiane or "
+                  "Europe/Paris", zone=repr(value.strip()[:ZONE_MAX]))) from None
 
 
 class Language(ma.fields.Field[str | None]):

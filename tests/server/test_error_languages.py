@@ -223,3 +223,15 @@ def test_outside_a_request_the_words_are_english_and_force_locale_is_followed(ap
             assert words._("game %(game)s is finished", game="abc") == "ເກມ abc ຈົບແລ້ວ"
     with app.test_request_context(headers={"Accept-Language": "lo"}):
         assert words.language() == "lo"
+
+
+def test_an_unknown_time_zone_is_a_422_naming_the_field_in_lao(client: FlaskClient) -> None:
+    created = create(client, [{"name": "ann"}, {"name": "bob"}])
+    body = {"invite": created["invites"][0]["invite"], "time_zone": "Mars/Olympus"}
+    lao, english = in_languages(
+        lambda h: client.post(f"/api/games/{created['id']}/join", json=body, headers=h), 422)
+    assert english["errors"]["json"]["time_zone"] == [
+        "unknown time zone 'Mars/Olympus': give an IANA name, like Asia/Vientiane or "
+        "Europe/Paris"]
+    assert lao["errors"]["json"]["time_zone"] == [
+        "ບໍ່ຮູ້ຈັກເຂດເວລາ 'Mars/Olympus': ກະລຸນາໃຊ້ຊື່ IANA ເຊັ່ນ Asia/Vientiane ຫຼື Europe/Paris"]
