@@ -123,12 +123,24 @@ def problem_of(error: DomainError) -> Problem:
     if error.retry_after is not None:
         headers["Retry-After"] = str(error.retry_after)
     fields = dict(error.fields)
+    if isinstance(error, errors.NotAuthenticated) and error.detail in EXPIRED_ELSEWHERE:
+        fields["expired"] = True  # what a page tells apart, whatever the detail's language
     return Problem(status, error.kind, title, _(error.detail), rule=fields.pop("rule", None),
                    headers=headers, **fields)
 
 
 # The refusals ``tokens`` words in English, whole sentences for each kind of token it reads:
-# gettext finds their translation by the English sentence itself (:func:`problem_of`).
+# gettext finds their translation by the English sentence itself (:func:`problem_of`). Those
+# of a good token or link that has expired make the problem say ``expired`` too.
+EXPIRED_ELSEWHERE = (
+    N_("this player token has expired; ask the game's host for a new one"),
+    N_("this host token has expired; ask the game's host for a new one"),
+    N_("this invite token has expired; ask the game's host for a new one"),
+    N_("this unsubscribe token has expired; ask the game's host for a new one"),
+    N_("this sign-in link has expired"),
+    N_("this account token has expired"),
+    N_("this confirmation link has expired"),
+)
 WORDED_ELSEWHERE = (
     N_("this is not a valid player token for this server"),
     N_("this is not a valid host token for this server"),
@@ -137,13 +149,7 @@ WORDED_ELSEWHERE = (
     N_("this is not a valid sign-in link for this server"),
     N_("this is not a valid account token for this server"),
     N_("this is not a valid confirmation link for this server"),
-    N_("this player token has expired; ask the game's host for a new one"),
-    N_("this host token has expired; ask the game's host for a new one"),
-    N_("this invite token has expired; ask the game's host for a new one"),
-    N_("this unsubscribe token has expired; ask the game's host for a new one"),
-    N_("this sign-in link has expired"),
-    N_("this account token has expired"),
-    N_("this confirmation link has expired"),
+    *EXPIRED_ELSEWHERE,
 )
 
 
@@ -158,6 +164,9 @@ class ProblemSchema(ma.Schema):
     errors = ma.fields.Dict(metadata={"description": "validation errors by location and field"})
     current_version = ma.fields.Integer(metadata={"description": "with 409: the game's version"})
     candidates = ma.fields.List(ma.fields.String(), metadata={"description": "ambiguous input"})
+    expired = ma.fields.Boolean(metadata={
+        "description": "with 401: the token or link was good but has expired (or was used "
+                       "up): ask for a new one"})
 
 
 def problem_response(problem: Problem) -> Response:

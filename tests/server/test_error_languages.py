@@ -17,6 +17,8 @@ from server_helpers import assert_problem, auth, create, started_game, stored_st
 
 from dos_engine import Game
 from dos_engine.errors import AmbiguousActionError, DosError
+from dos_server.errors import NotAuthenticated
+from dos_server.problems import problem_of
 from dos_server.services import words
 
 LAO = re.compile("[\u0e80-\u0eff]")
@@ -141,7 +143,7 @@ def test_an_illegal_move_keeps_its_rule_and_reads_in_lao(client: FlaskClient, ap
                               headers={**mover, **h}), 422)
     assert english["rule"] == lao["rule"] == "3.8"
     assert english["detail"] == "a turn cannot end empty: match a Center Row card or draw"
-    assert lao["detail"] == "ຈົບຕາໂດຍບໍ່ໄດ້ເຮັດຫຍັງບໍ່ໄດ້: ໃຫ້ຈັບຄູ່ບັດແຖວກາງ ຫຼື ຈົກບັດ"
+    assert lao["detail"] == "ຕາໜຶ່ງຕ້ອງມີທ່າຫຼິ້ນກ່ອນຈະຈົບໄດ້: ໃຫ້ຈັບຄູ່ບັດແຖວກາງ ຫຼື ຈົກບັດ"
     # An action of a turn says which it is, in Lao too; not an action at all: 400.
     turn, _ = in_languages(lambda h: client.post(url, json={"version": version,
                                                              "turn": "draw; end; end"},
@@ -235,3 +237,14 @@ def test_an_unknown_time_zone_is_a_422_naming_the_field_in_lao(client: FlaskClie
         "Europe/Paris"]
     assert lao["errors"]["json"]["time_zone"] == [
         "ບໍ່ຮູ້ຈັກເຂດເວລາ 'Mars/Olympus': ກະລຸນາໃຊ້ຊື່ IANA ເຊັ່ນ Asia/Vientiane ຫຼື Europe/Paris"]
+
+
+def test_an_expired_link_says_so_apart_from_its_words(client: FlaskClient) -> None:
+    """Whatever the detail's language, ``expired`` tells an expired link from a bad one."""
+    bad = client.post("/api/login/verify", json={"link": "garbage"},
+                      headers={"Accept-Language": "lo"}).get_json()
+    assert "expired" not in bad
+    with client.application.test_request_context(headers={"Accept-Language": "lo"}):
+        expired = problem_of(NotAuthenticated("this sign-in link has expired"))
+        assert expired.body()["expired"] is True
+        assert expired.detail == "ລິ້ງເຂົ້າສູ່ລະບົບນີ້ໝົດອາຍຸແລ້ວ"

@@ -177,7 +177,7 @@ def verify_link(link_token: str, user_agent: str | None, kind: str = "api") -> d
         if row is not None:
             return _sign_in(rows, row.address, now, user_agent, kind)
     raise NotAuthenticated(_("this sign-in link was used already or has expired; ask for a "
-                             "new one"))
+                             "new one"), expired=True)
 
 
 def _lock_codes(key: str, *where: ColumnElement[bool]) -> Sequence[LoginCodeRow]:

@@ -106,9 +106,9 @@ def test_a_rule_error_reads_in_lao_with_its_rule_and_stays_english_as_text(game:
     assert str(error) == "a turn cannot end empty: match a Center Row card or draw (rule 3.8)"
     assert error.detail == "a turn cannot end empty: match a Center Row card or draw"
     assert error.rule == "3.8"
-    assert explain(error, "lo") == ("ຈົບຕາໂດຍບໍ່ໄດ້ເຮັດຫຍັງບໍ່ໄດ້: ໃຫ້ຈັບຄູ່ບັດແຖວກາງ ຫຼື "
+    assert explain(error, "lo") == ("ຕາໜຶ່ງຕ້ອງມີທ່າຫຼິ້ນກ່ອນຈະຈົບໄດ້: ໃຫ້ຈັບຄູ່ບັດແຖວກາງ ຫຼື "
                                     "ຈົກບັດ (ກົດຂໍ້ 3.8)")
-    assert message(error, "lo") == "ຈົບຕາໂດຍບໍ່ໄດ້ເຮັດຫຍັງບໍ່ໄດ້: ໃຫ້ຈັບຄູ່ບັດແຖວກາງ ຫຼື ຈົກບັດ"
+    assert message(error, "lo") == "ຕາໜຶ່ງຕ້ອງມີທ່າຫຼິ້ນກ່ອນຈະຈົບໄດ້: ໃຫ້ຈັບຄູ່ບັດແຖວກາງ ຫຼື ຈົກບັດ"
     for other in ("en", "de", None):  # English itself, a language not shipped, none
         assert explain(error, other) == str(error)
 
