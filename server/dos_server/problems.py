@@ -198,17 +198,24 @@ _TITLES = {
 
 def _http_detail(code: int) -> str | None:
     """Our words for an HTTP error werkzeug describes in English; None for another status."""
-    return {
-        400: lambda: _("the request was not understood; check its syntax and send it again"),
-        401: lambda: _("this request needs a valid token in the Authorization header"),
-        403: lambda: _("this request is not allowed with the token it was sent with"),
-        404: lambda: _("there is nothing at this address on this server; check the URL"),
-        405: lambda: _("this address does not accept the %(method)s method; the Allow header "
-                       "lists the ones it does", method=request.method if request else "?"),
-        409: lambda: _("the request conflicts with the state of the game; reload it"),
-        413: lambda: _("the request is too large for this server"),
-        415: lambda: _("send the body as JSON, with Content-Type: application/json"),
-    }.get(code, lambda: None)()
+    if code == 400:
+        return _("the request was not understood; check its syntax and send it again")
+    if code == 401:
+        return _("this request needs a valid token in the Authorization header")
+    if code == 403:
+        return _("this request is not allowed with the token it was sent with")
+    if code == 404:
+        return _("there is nothing at this address on this server; check the URL")
+    if code == 405:
+        return _("this address does not accept the %(method)s method; the Allow header lists "
+                 "the ones it does", method=request.method if request else "?")
+    if code == 409:
+        return _("the request conflicts with the state of the game; reload it")
+    if code == 413:
+        return _("the request is too large for this server")
+    if code == 415:
+        return _("send the body as JSON, with Content-Type: application/json")
+    return None
 
 
 def problem_from_http(error: HTTPException) -> Problem:
