@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 
 from dos_engine.cards import Card
-from dos_engine.errors import InvalidActionError
+from dos_engine.errors import InvalidActionError, Phrase
+from dos_engine.translation import N_
 
 
 class Action:
@@ -58,9 +59,10 @@ class Match(Action):
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.cards) <= 2:
-            raise InvalidActionError("a match uses one card (3.1) or two cards (3.2) from hand")
+            raise InvalidActionError(
+                N_("a match uses one card (3.1) or two cards (3.2) from hand"))
         if self.position < 1:
-            raise InvalidActionError("Center Row positions start at 1")
+            raise InvalidActionError(N_("Center Row positions start at 1"))
         if len(self.cards) == 2 and self.cards[1].id < self.cards[0].id:
             object.__setattr__(self, "cards", (self.cards[1], self.cards[0]))
 
@@ -119,7 +121,7 @@ class Catch(Action):
 
     def __post_init__(self) -> None:
         if self.seat < 0:
-            raise InvalidActionError("seats are numbered from 0")
+            raise InvalidActionError(N_("seats are numbered from 0"))
 
     def text(self) -> str:
         return f"catch {self.seat}"
@@ -138,10 +140,10 @@ _CANONICAL = re.compile(
     re.IGNORECASE | re.ASCII,  # ASCII only: "ſ" must not pass for "s"
 )
 
-NOTATION_HELP = (
+NOTATION_HELP = Phrase(N_(
     "Actions are: m<CR position> <card>[+<card>] (m1 R5, m2 B3+Y4), draw, add <card>, "
     "place <card>, end, dos, catch <seat>. Separate the actions of a turn with ';'."
-)
+))
 
 
 def parse_action(text: str) -> Action:
@@ -152,7 +154,8 @@ def parse_action(text: str) -> Action:
     """
     found = _CANONICAL.match(text.strip())
     if found is None:
-        raise InvalidActionError(f"{text.strip()!r} is not an action. {NOTATION_HELP}")
+        raise InvalidActionError(N_("{text} is not an action. {help}"),
+                                 text=repr(text.strip()), help=NOTATION_HELP)
     if found.group("pos"):
         cards = [Card.from_code(found.group("c1"))]
         if found.group("c2"):
@@ -181,7 +184,7 @@ def parse_turn(text: str) -> list[Action]:
     """
     actions = [parse_action(part) for part in split_turn(text)]
     if not actions:
-        raise InvalidActionError(f"no action given. {NOTATION_HELP}")
+        raise InvalidActionError(N_("no action given. {help}"), help=NOTATION_HELP)
     return actions
 
 

@@ -19,6 +19,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from dos_engine.errors import InvalidActionError
+from dos_engine.translation import N_
 
 
 class Colour(Enum):
@@ -123,8 +124,9 @@ class Card:
         card = _BY_CODE.get(code.strip().upper())
         if card is None:
             raise InvalidActionError(
-                f"{code!r} is not a card. Cards are a colour letter R/G/B/Y and a number "
-                "1, 3-10 (R5, G10), a colour and # for a Wild # (B#), or W2 for a Wild DOS."
+                N_("{code} is not a card. Cards are a colour letter R/G/B/Y and a number "
+                   "1, 3-10 (R5, G10), a colour and # for a Wild # (B#), or W2 for a Wild DOS."),
+                code=repr(code),
             )
         return card
 
@@ -242,7 +244,8 @@ def parse_colour(text: str) -> Colour:
     """
     letter = _COLOUR_WORDS.get(text.strip().lower())
     if letter is None:
-        raise InvalidActionError(f"{text!r} is not a colour: use R, G, B or Y (or red, green...).")
+        raise InvalidActionError(
+            N_("{text} is not a colour: use R, G, B or Y (or red, green...)."), text=repr(text))
     return Colour(letter)
 
 

@@ -564,10 +564,10 @@ class Game:
         if seat is None:
             seat = self.current
         if not 0 <= seat < len(self.players):
-            raise IllegalActionError(f"there is no seat {seat} in this game")
+            raise IllegalActionError(N_("there is no seat {seat} in this game"), seat=seat)
         if self.winner is not None:
             raise IllegalActionError(
-                f"the game is over: {self.players[self.winner]} won", rule="6.4"
+                N_("the game is over: {name} won"), rule="6.4", name=self.players[self.winner]
             )
         if isinstance(action, Catch):
             if self.options.printed_dos_rule:
@@ -582,100 +582,109 @@ class Game:
             return None
         if seat != self.current:
             raise NotYourTurnError(
-                f"it is {self.players[self.current]}'s turn, not {self.players[seat]}'s"
+                N_("it is {current}'s turn, not {name}'s"),
+                current=self.players[self.current], name=self.players[seat],
             )
         hand = self.hands[seat]
         if isinstance(action, Match):
             return self._check_match(action, hand)
         if isinstance(action, Draw):
             if self.bonus_phase:
-                raise IllegalActionError("the turn's matching is over", rule="4.3")
+                raise IllegalActionError(N_("the turn's matching is over"), rule="4.3")
             if self.has_drawn:
-                raise IllegalActionError("you have already drawn this turn", rule="3.6")
+                raise IllegalActionError(N_("you have already drawn this turn"), rule="3.6")
             if self.matches:
-                raise IllegalActionError("you may not draw after matching", rule="3.7")
+                raise IllegalActionError(N_("you may not draw after matching"), rule="3.7")
         elif isinstance(action, Add):
             if not self.has_drawn or self.bonus_phase:
                 raise IllegalActionError(
-                    "you can add a card to the Center Row only after drawing", rule="3.6"
+                    N_("you can add a card to the Center Row only after drawing"), rule="3.6"
                 )
             if self.added:
-                raise IllegalActionError("you have already added a card this turn", rule="3.6")
+                raise IllegalActionError(N_("you have already added a card this turn"),
+                                         rule="3.6")
             if self.matches:
                 raise IllegalActionError(
-                    "you matched after drawing, so you do not add a card", rule="3.6"
+                    N_("you matched after drawing, so you do not add a card"), rule="3.6"
                 )
             self._check_holds(hand, [action.card], rule="3.6")
         elif isinstance(action, Place):
             if not self.bonus_phase:
                 if self.bonuses:
                     raise IllegalActionError(
-                        "bonus cards are placed at the end of the turn: say 'end' first, "
-                        "then place them",
+                        N_("bonus cards are placed at the end of the turn: say 'end' first, "
+                           "then place them"),
                         rule="4.3",
                     )
                 raise IllegalActionError(
-                    "you have not earned a colour bonus this turn, so you cannot place a card",
+                    N_("you have not earned a colour bonus this turn, so you cannot place a "
+                       "card"),
                     rule="3.5",
                 )
             if not self.placements_left:
                 raise IllegalActionError(
-                    "you have placed one card for every bonus you earned", rule="3.5"
+                    N_("you have placed one card for every bonus you earned"), rule="3.5"
                 )
             self._check_holds(hand, [action.card], rule="3.5")
         elif isinstance(action, End):
             if (self.bonus_phase and self.placements_left and hand
                     and self.options.bonus_placement == "mandatory"):
                 raise IllegalActionError(
-                    f"place your bonus card{'s' if self.placements_left > 1 else ''} first: "
-                    f"{self.placements_left} to place (rule option bonus_placement is mandatory)",
-                    rule="3.5",
+                    N_("place your bonus cards first: {count} to place (rule option "
+                       "bonus_placement is mandatory)") if self.placements_left > 1
+                    else N_("place your bonus card first: {count} to place (rule option "
+                            "bonus_placement is mandatory)"),
+                    rule="3.5", count=self.placements_left,
                 )
             if self.bonus_phase or self.added or self.matches:
                 return None
             if self.has_drawn:
-                raise IllegalActionError(
-                    "after drawing you must "
-                    + (
-                        f"match using the card you drew ({self.drawn.code}) or "
-                        if self.drawn is not None and self.options.after_draw == "drawn_card"
-                        else "match or "
+                if self.drawn is not None and self.options.after_draw == "drawn_card":
+                    raise IllegalActionError(
+                        N_("after drawing you must match using the card you drew ({card}) or "
+                           "add a card to the Center Row before the turn can end"),
+                        rule="3.6", card=self.drawn.code,
                     )
-                    + "add a card to the Center Row before the turn can end",
+                raise IllegalActionError(
+                    N_("after drawing you must match or add a card to the Center Row before "
+                       "the turn can end"),
                     rule="3.6",
                 )
             raise IllegalActionError(
-                "a turn cannot end empty: match a Center Row card or draw", rule="3.8"
+                N_("a turn cannot end empty: match a Center Row card or draw"), rule="3.8"
             )
         elif isinstance(action, CallDos):  # v1 (with the option off, see above)
             if self.called_dos:
-                raise IllegalActionError("you have already called DOS this turn", rule="5.1")
+                raise IllegalActionError(N_("you have already called DOS this turn"), rule="5.1")
             if len(hand) != 2:
                 raise IllegalActionError(
-                    f"you can call DOS only when you hold exactly two cards (you hold {len(hand)})",
-                    rule="5.3",
+                    N_("you can call DOS only when you hold exactly two cards (you hold "
+                       "{count})"),
+                    rule="5.3", count=len(hand),
                 )
         else:
-            raise IllegalActionError(f"unknown action {action!r}")
+            raise IllegalActionError(N_("unknown action {action}"), action=repr(action))
         return None
 
     def _check_catch(self, action: Catch, seat: int) -> None:
         if not self.options.dos_call:
             raise IllegalActionError(
-                "this game does not use the DOS call (rule option dos_call is off)", rule="5"
+                N_("this game does not use the DOS call (rule option dos_call is off)"), rule="5"
             )
         target = action.seat
         if target >= len(self.players):
-            raise IllegalActionError(f"there is no seat {target} in this game")
+            raise IllegalActionError(N_("there is no seat {seat} in this game"), seat=target)
         if target == seat:
-            raise IllegalActionError("you cannot catch yourself", rule="5.2")
+            raise IllegalActionError(N_("you cannot catch yourself"), rule="5.2")
         name = self.players[target]
         if not self.dos_missed[target]:
             raise IllegalActionError(
-                f"{name} has not missed a DOS call that can still be caught", rule="5.3"
+                N_("{name} has not missed a DOS call that can still be caught"), rule="5.3",
+                name=name,
             )
         if len(self.hands[target]) != 2:
-            raise IllegalActionError(f"{name} does not hold two cards now", rule="5.3")
+            raise IllegalActionError(N_("{name} does not hold two cards now"), rule="5.3",
+                                     name=name)
 
     def _may_call(self, seat: int) -> bool:
         """Printed rule: ``seat`` holds two cards it has not called on, and was not caught."""
@@ -688,45 +697,45 @@ class Game:
     def _check_call_printed(self, seat: int) -> None:
         if not self.options.dos_call:
             raise IllegalActionError(
-                "this game does not use the DOS call (rule option dos_call is off)", rule="5"
+                N_("this game does not use the DOS call (rule option dos_call is off)"), rule="5"
             )
         held = len(self.hands[seat])
         if held != 2:
             raise IllegalActionError(
-                f"you can call DOS only when you hold exactly two cards (you hold {held})",
-                rule="5.3",
+                N_("you can call DOS only when you hold exactly two cards (you hold {count})"),
+                rule="5.3", count=held,
             )
         if self.dos_calls[seat]:
             raise IllegalActionError(
-                "you have already called DOS on these two cards", rule="5.1"
+                N_("you have already called DOS on these two cards"), rule="5.1"
             )
         if seat == self.current and self.penalty:
             raise IllegalActionError(
-                "you were caught holding these two cards: you draw two cards at the end of "
-                "your turn",
+                N_("you were caught holding these two cards: you draw two cards at the end "
+                   "of your turn"),
                 rule="5.2",
             )
 
     def _check_catch_printed(self, action: Catch, seat: int) -> None:
         target = action.seat
         if target >= len(self.players):
-            raise IllegalActionError(f"there is no seat {target} in this game")
+            raise IllegalActionError(N_("there is no seat {seat} in this game"), seat=target)
         if target == seat:
-            raise IllegalActionError("you cannot catch yourself", rule="5.2")
+            raise IllegalActionError(N_("you cannot catch yourself"), rule="5.2")
         if self.dos_missed[target]:
             return
         name = self.players[target]
         held = len(self.hands[target])
         if held != 2:
-            reason = f"{name} holds {held} cards, not two"
+            reason = N_("{name} holds {count} cards, not two, so there is no one to catch")
         elif self.dos_calls[target]:
-            reason = f"{name} has called DOS"
+            reason = N_("{name} has called DOS, so there is no one to catch")
         elif target == self.current and self.penalty:
-            reason = f"{name} has been caught already"
+            reason = N_("{name} has been caught already, so there is no one to catch")
         else:
-            reason = (f"{name} came to two cards during this request: other players may "
-                      "catch them once it has been submitted")
-        raise IllegalActionError(f"{reason}, so there is no one to catch", rule="5.3")
+            reason = N_("{name} came to two cards during this request: other players may "
+                        "catch them once it has been submitted, so there is no one to catch")
+        raise IllegalActionError(reason, rule="5.3", name=name, count=held)
 
     @staticmethod
     def _check_holds(hand: list[Card], cards: Sequence[Card], rule: str) -> None:
@@ -736,47 +745,55 @@ class Game:
                 continue
             have = hand.count(card)
             if have < need:
-                held = "one" if have == 1 else ("none" if have == 0 else str(have))
-                raise IllegalActionError(
-                    f"you do not hold {'two' if need == 2 else 'a'} {card.code} "
-                    f"(you have {held})",
-                    rule=rule,
-                )
+                if need == 1:
+                    template = N_("you do not hold a {card} (you have none)")
+                elif have == 0:
+                    template = N_("you do not hold two {card} (you have none)")
+                else:
+                    template = N_("you do not hold two {card} (you have one)")
+                raise IllegalActionError(template, rule=rule, card=card.code)
 
     def _check_match(self, action: Match, hand: list[Card]) -> Declaration:
         if self.bonus_phase:
             raise IllegalActionError(
-                "the turn's matching is over: place bonus cards or end", rule="4.3"
+                N_("the turn's matching is over: place bonus cards or end"), rule="4.3"
             )
         if self.added:
             raise IllegalActionError(
-                "you added a card after drawing, so you cannot match", rule="3.6"
+                N_("you added a card after drawing, so you cannot match"), rule="3.6"
             )
         size = len(self.center_row)
         if action.position > size:
             raise IllegalActionError(
-                f"there is no Center Row card {action.position}: the Center Row has {size} cards",
-                rule="2.3",
+                N_("there is no Center Row card {position}: the Center Row has {count} cards"),
+                rule="2.3", position=action.position, count=size,
             )
         if self.cr_matched[action.position - 1] is not None:
             raise IllegalActionError(
-                f"Center Row card {action.position} was already matched this turn", rule="3.3"
+                N_("Center Row card {position} was already matched this turn"), rule="3.3",
+                position=action.position,
             )
         if self.has_drawn and self.options.after_draw == "drawn_card":
             if self.matches:
                 raise IllegalActionError(
-                    "after a draw you may make only one match, using the drawn card", rule="3.6"
+                    N_("after a draw you may make only one match, using the drawn card"),
+                    rule="3.6",
                 )
             if self.drawn is None or self.drawn not in action.cards:
-                drawn = "nothing" if self.drawn is None else self.drawn.code
+                if self.drawn is None:
+                    raise IllegalActionError(
+                        N_("after drawing, a match must use the card you drew (nothing)"),
+                        rule="3.6",
+                    )
                 raise IllegalActionError(
-                    f"after drawing, a match must use the card you drew ({drawn})", rule="3.6"
+                    N_("after drawing, a match must use the card you drew ({card})"),
+                    rule="3.6", card=self.drawn.code,
                 )
         self._check_holds(hand, action.cards, rule="3.1" if len(action.cards) == 1 else "3.2")
         target = self.center_row[action.position - 1]
         declaration = declare_match(target, action.cards)
         if declaration is None:
-            raise IllegalActionError(*mismatch_reason(target, action))
+            raise mismatch_reason(target, action)
         return declaration
 
     # -- playing ------------------------------------------------------------------------------
@@ -1376,7 +1393,8 @@ class Game:
         except InvalidStateError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
-            raise InvalidStateError(f"not a valid DOS game state: {error!r}") from error
+            raise InvalidStateError(N_("not a valid DOS game state: {error}"),
+                                    error=repr(error)) from error
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Game) and self.to_dict() == other.to_dict()
@@ -1419,7 +1437,7 @@ def _is_place(step: Action | str) -> bool:
 def _turn_texts(text: str) -> list[str]:
     parts = split_turn(text)
     if not parts:
-        raise InvalidActionError(f"no action given. {NOTATION_HELP}")
+        raise InvalidActionError(N_("no action given. {help}"), help=NOTATION_HELP)
     return parts
 
 
@@ -1533,16 +1551,17 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     schema = raw.get("schema")
     if type(schema) is not int or schema != SCHEMA_VERSION:
         raise InvalidStateError(
-            f"unsupported state schema {schema!r} (this engine reads {SCHEMA_VERSION})"
+            N_("unsupported state schema {schema} (this engine reads {version})"),
+            schema=repr(schema), version=SCHEMA_VERSION,
         )
     game = object.__new__(Game)
     players = raw["players"]
     if not isinstance(players, list) or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
-        raise InvalidStateError("players must be a list of 2 to 4 names")
+        raise InvalidStateError(N_("players must be a list of 2 to 4 names"))
     if not all(isinstance(p, str) and p.strip() for p in players):
-        raise InvalidStateError("players must be non-empty names")
+        raise InvalidStateError(N_("players must be non-empty names"))
     if not isinstance(raw["seed"], str) or not raw["seed"]:
-        raise InvalidStateError("the seed must be a non-empty string")
+        raise InvalidStateError(N_("the seed must be a non-empty string"))
     count = len(players)
     game.players = tuple(players)
     game.seed = raw["seed"]
@@ -1550,7 +1569,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
 
     def cards(codes: Any) -> list[Card]:
         if not isinstance(codes, list):
-            raise InvalidStateError("card lists must be lists of codes")
+            raise InvalidStateError(N_("card lists must be lists of codes"))
         try:  # stored states hold canonical codes: a plain lookup, the parser for the rest
             return [CARDS_BY_CODE[code] for code in codes]
         except (KeyError, TypeError):
@@ -1560,17 +1579,17 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
         if value is None and allow_none:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < count:
-            raise InvalidStateError(f"{value!r} is not a seat")
+            raise InvalidStateError(N_("{value} is not a seat"), value=repr(value))
         return value
 
     def natural(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidStateError(f"{value!r} is not a count")
+            raise InvalidStateError(N_("{value} is not a count"), value=repr(value))
         return value
 
     def flag(value: Any) -> bool:
         if not isinstance(value, bool):
-            raise InvalidStateError(f"{value!r} is not true or false")
+            raise InvalidStateError(N_("{value} is not true or false"), value=repr(value))
         return value
 
     game.scores = [natural(s) for s in raw["scores"]]
@@ -1607,14 +1626,15 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game._listed = None
     if (len(game.scores) != count or len(game.hands) != count
             or len(game.dos_missed) != count or len(game.dos_calls) != count):
-        raise InvalidStateError("scores, hands, dos_missed and dos_calls need one entry per player")
+        raise InvalidStateError(
+            N_("scores, hands, dos_missed and dos_calls need one entry per player"))
     if game.options.printed_dos_rule:
         game._settle_exposure()  # a stored state is at rest: exposure follows from it (5.1)
     counts = [0] * len(ALL_CARDS)
     for card in _all_cards(game):
         counts[card.id] += 1
     if counts != _DECK_COUNTS:
-        raise InvalidStateError("the state does not hold exactly the 108 cards of a deck")
+        raise InvalidStateError(N_("the state does not hold exactly the 108 cards of a deck"))
     return game
 
 

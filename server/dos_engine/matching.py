@@ -16,6 +16,8 @@ from typing import Any
 
 from dos_engine.actions import Match
 from dos_engine.cards import ALL_CARDS, Card, CardKind, Colour
+from dos_engine.errors import IllegalActionError
+from dos_engine.translation import N_
 
 
 class Bonus(StrEnum):
@@ -140,31 +142,36 @@ def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[
     return None if declaration is None else (declaration, declaration.to_dict())
 
 
-def mismatch_reason(target: Card, action: Match) -> tuple[str, str]:
-    """Why ``action`` does not match ``target``: a message and the RULES.md section."""
+def mismatch_reason(target: Card, action: Match) -> IllegalActionError:
+    """Why ``action`` does not match ``target``: the error that says so, with its RULES.md
+    section."""
     cards = action.cards
-    where = f"Center Row card {action.position} ({target.code})"
+    where = {"position": action.position, "target": target.code}
     if target.kind is CardKind.WILD_NUMBER:
         fixed = sum(c.number or 1 for c in cards)
-        return (
-            f"{'+'.join(c.code for c in cards)} make at least {fixed}, but the Wild # at {where} "
-            "can only be declared 1 to 10",
-            "1.5",
-        )
+        return IllegalActionError(
+            N_("{cards} make at least {total}, but the Wild # at Center Row card {position} "
+               "({target}) can only be declared 1 to 10"),
+            rule="1.5", cards="+".join(c.code for c in cards), total=fixed, **where)
     if len(cards) == 1:
         card = cards[0]
         if card.kind is CardKind.WILD_NUMBER:
-            return (f"a Wild # can be declared only 1 to 10, not {target.number}", "1.3")
-        return (f"{card.code} is a {card.number}, but {where} is a {target.number}", "3.1")
+            return IllegalActionError(
+                N_("a Wild # can be declared only 1 to 10, not {number}"), rule="1.3",
+                number=target.number)
+        return IllegalActionError(
+            N_("{card} is a {number}, but Center Row card {position} ({target}) is a "
+               "{target_number}"),
+            rule="3.1", card=card.code, number=card.number, target_number=target.number,
+            **where)
     wild = [c for c in cards if c.kind is CardKind.WILD_NUMBER]
     if wild:
-        return (
-            f"{'+'.join(c.code for c in cards)} cannot make {target.number}: "
-            "a Wild # can be declared only 1 to 10",
-            "1.3",
-        )
+        return IllegalActionError(
+            N_("{cards} cannot make {number}: a Wild # can be declared only 1 to 10"),
+            rule="1.3", cards="+".join(c.code for c in cards), number=target.number)
     total = sum(c.number or 0 for c in cards)
-    return (
-        f"{cards[0].code}+{cards[1].code} make {total}, but {where} is a {target.number}",
-        "3.2",
-    )
+    return IllegalActionError(
+        N_("{cards} make {total}, but Center Row card {position} ({target}) is a "
+           "{target_number}"),
+        rule="3.2", cards=f"{cards[0].code}+{cards[1].code}", total=total,
+        target_number=target.number, **where)

@@ -44,6 +44,7 @@ from dos_engine.errors import (
     InvalidActionError,
 )
 from dos_engine.matching import declare_match
+from dos_engine.translation import N_
 
 
 class Position(Protocol):
@@ -95,7 +96,7 @@ def resolve_action(game: Position, text: str, seat: int | None = None) -> Action
     seat = game.current if seat is None else seat
     raw = text.strip()
     if not raw:
-        raise InvalidActionError(f"no action given. {NOTATION_HELP}")
+        raise InvalidActionError(N_("no action given. {help}"), help=NOTATION_HELP)
     try:
         return parse_action(raw)
     except InvalidActionError:
@@ -118,7 +119,8 @@ def resolve_action(game: Position, text: str, seat: int | None = None) -> Action
     try:
         specs = _card_specs(low)
     except InvalidActionError:
-        raise InvalidActionError(f"{raw!r} is not an action. {NOTATION_HELP}") from None
+        raise InvalidActionError(N_("{text} is not an action. {help}"), text=repr(raw),
+                                 help=NOTATION_HELP) from None
     return _resolve_match(game, seat, raw, None, None, specs)
 
 
@@ -135,7 +137,8 @@ def _seat_by_name(game: Position, who: str) -> int:
     if prefixed:
         raise AmbiguousActionError(who, [Catch(i) for i in prefixed])
     raise InvalidActionError(
-        f"no player is called {who!r}; the players are {', '.join(game.players)}"
+        N_("no player is called {who}; the players are {players}"), who=repr(who),
+        players=", ".join(game.players),
     )
 
 
@@ -149,7 +152,7 @@ def _card_specs(text: str) -> list[_CardSpec]:
         except InvalidActionError:
             parts = parts[0].split()
     if not 1 <= len(parts) <= 2:
-        raise InvalidActionError("a match uses one card (3.1) or two cards (3.2)")
+        raise InvalidActionError(N_("a match uses one card (3.1) or two cards (3.2)"))
     return [_card_spec(p) for p in parts]
 
 
@@ -161,15 +164,16 @@ def _card_spec(text: str) -> _CardSpec:
     decl = found.group("decl")
     if card.kind is CardKind.WILD_NUMBER:
         if not decl.isdigit() or not 1 <= int(decl) <= 10:
-            raise IllegalActionError(f"a Wild # is declared as a number 1 to 10, not {decl!r}",
-                                     rule="1.3")
+            raise IllegalActionError(N_("a Wild # is declared as a number 1 to 10, not {value}"),
+                                     rule="1.3", value=repr(decl))
         return _CardSpec(card, number=int(decl))
     if card.kind is CardKind.WILD_DOS:
         if decl == "2":
             return _CardSpec(card)
         return _CardSpec(card, colour=parse_colour(decl))
     raise InvalidActionError(
-        f"only wild cards take a declaration; {card.code} is always {card.name()}"
+        N_("only wild cards take a declaration; {card} is always {name}"), card=card.code,
+        name=card.name(),
     )
 
 
@@ -199,11 +203,12 @@ def _resolve_match(
         if cards is not None:
             game.check(Match(1, cards) if position is None else Match(position, cards), seat)
             raise IllegalActionError(
-                f"no Center Row card can be matched with {'+'.join(c.code for c in cards)} now",
-                rule="3.1" if len(cards) == 1 else "3.2",
+                N_("no Center Row card can be matched with {cards} now"),
+                rule="3.1" if len(cards) == 1 else "3.2", cards="+".join(c.code for c in cards),
             )
         raise IllegalActionError(
-            f"Center Row card {position} cannot be matched now", rule="3.1"
+            N_("Center Row card {position} cannot be matched now"), rule="3.1",
+            position=position,
         )
     declared = target_decl is not None or any(
         spec.number is not None or spec.colour is not None for spec in specs or []
@@ -244,16 +249,21 @@ def _check_declarations(
         if target.kind is CardKind.WILD_NUMBER and target_decl.isdigit():
             target_number = int(target_decl)
             if not 1 <= target_number <= 10:
-                raise IllegalActionError("a Wild # is declared as a number 1 to 10", rule="1.5")
+                raise IllegalActionError(N_("a Wild # is declared as a number 1 to 10"),
+                                         rule="1.5")
         elif target.kind is CardKind.WILD_DOS and not target_decl.isdigit():
             target_colour = parse_colour(target_decl)
         else:
-            raise InvalidActionError(
-                f"Center Row card {action.position} is {target.name()}: "
-                + ("its number is declared (=7)" if target.kind is CardKind.WILD_NUMBER
-                   else "its colour is declared (=B)" if target.kind is CardKind.WILD_DOS
-                   else "it takes no declaration")
-            )
+            if target.kind is CardKind.WILD_NUMBER:
+                template = N_("Center Row card {position} is {name}: its number is declared "
+                              "(=7)")
+            elif target.kind is CardKind.WILD_DOS:
+                template = N_("Center Row card {position} is {name}: its colour is declared "
+                              "(=B)")
+            else:
+                template = N_("Center Row card {position} is {name}: it takes no declaration")
+            raise InvalidActionError(template, position=action.position, name=target.name(),
+                                     card=target.code)
     if not specs and target_decl is None:
         return
     ordered = sorted(specs, key=lambda s: s.card.id) if specs else []
@@ -262,14 +272,15 @@ def _check_declarations(
     pinned = declare_match(target, action.cards, target_number, numbers, target_colour, colours)
     if pinned is None:
         raise IllegalActionError(
-            f"those declarations do not make {'+'.join(c.code for c in action.cards)} match "
-            f"{target.code}", rule="1.3" if target.number is not None else "1.5",
+            N_("those declarations do not make {cards} match {target}"),
+            rule="1.3" if target.number is not None else "1.5",
+            cards="+".join(c.code for c in action.cards), target=target.code,
         )
     best = declare_match(target, action.cards)
     if best is not None and pinned.bonus != best.bonus:
         raise IllegalActionError(
-            "that colour declaration would give up the colour bonus; the engine declares "
-            "wild colours so that you earn it (placing the bonus card stays optional). "
-            f"Leave the colour out: {action.text()}",
-            rule="3.5",
+            N_("that colour declaration would give up the colour bonus; the engine declares "
+               "wild colours so that you earn it (placing the bonus card stays optional). "
+               "Leave the colour out: {action}"),
+            rule="3.5", action=action.text(),
         )

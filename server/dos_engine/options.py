@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, cast
 
 from dos_engine.errors import DosError
+from dos_engine.translation import N_
 
 AfterDraw = Literal["drawn_card", "any"]
 AFTER_DRAW_CHOICES: tuple[AfterDraw, ...] = ("drawn_card", "any")
@@ -42,26 +43,29 @@ class Options:
     def __post_init__(self) -> None:
         if self.after_draw not in AFTER_DRAW_CHOICES:
             raise InvalidOptionsError(
-                f"after_draw must be one of {', '.join(AFTER_DRAW_CHOICES)}, not {self.after_draw!r}"
+                N_("after_draw must be one of {choices}, not {value}"),
+                choices=", ".join(AFTER_DRAW_CHOICES), value=repr(self.after_draw),
             )
         if self.bonus_placement not in BONUS_PLACEMENT_CHOICES:
             raise InvalidOptionsError(
-                f"bonus_placement must be one of {', '.join(BONUS_PLACEMENT_CHOICES)}, "
-                f"not {self.bonus_placement!r}"
+                N_("bonus_placement must be one of {choices}, not {value}"),
+                choices=", ".join(BONUS_PLACEMENT_CHOICES), value=repr(self.bonus_placement),
             )
         if self.dos_rule not in DOS_RULE_CHOICES:
             raise InvalidOptionsError(
-                f"dos_rule must be one of {', '.join(DOS_RULE_CHOICES)}, not {self.dos_rule!r}"
+                N_("dos_rule must be one of {choices}, not {value}"),
+                choices=", ".join(DOS_RULE_CHOICES), value=repr(self.dos_rule),
             )
         if not isinstance(self.dos_call, bool):
-            raise InvalidOptionsError("dos_call must be true or false")
+            raise InvalidOptionsError(N_("dos_call must be true or false"))
         if (
             isinstance(self.target_score, bool)
             or not isinstance(self.target_score, int)
             or not 1 <= self.target_score <= MAX_TARGET_SCORE
         ):
             raise InvalidOptionsError(
-                f"target_score must be a whole number from 1 to {MAX_TARGET_SCORE}"
+                N_("target_score must be a whole number from 1 to {maximum}"),
+                maximum=MAX_TARGET_SCORE,
             )
 
     @property
@@ -86,7 +90,8 @@ class Options:
     def _read(cls, raw: Mapping[str, Any], default_dos_rule: DosRule) -> Options:
         unknown = set(raw) - _KNOWN
         if unknown:
-            raise InvalidOptionsError(f"unknown rule options: {', '.join(sorted(unknown))}")
+            raise InvalidOptionsError(N_("unknown rule options: {names}"),
+                                      names=", ".join(sorted(unknown)))
         defaults = cls()
         return cls(
             after_draw=cast(AfterDraw, raw.get("after_draw", defaults.after_draw)),

@@ -28,6 +28,7 @@ from werkzeug.exceptions import SecurityError
 
 from dos_server.errors import GameNotFound, NotAuthenticated
 from dos_server.problems import Problem
+from dos_server.services.words import _
 
 MAX_JSON_DEPTH = 32
 MAX_INT_DIGITS = 64
@@ -39,7 +40,8 @@ HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 
 def invalid_json(detail: str) -> Problem:
-    return Problem(400, "invalid-json", "Invalid JSON", f"the JSON body {detail}")
+    """A 400 for a body that is no JSON we read; ``detail`` is the whole sentence (``_()``)."""
+    return Problem(400, "invalid-json", "Invalid JSON", detail)
 
 
 class _Refused(ValueError):
@@ -49,19 +51,21 @@ class _Refused(ValueError):
 def _parse_int(text: str) -> int:
     digits = len(text.lstrip("-"))
     if digits > MAX_INT_DIGITS:
-        raise _Refused(f"has an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+        raise _Refused(_("the JSON body has an integer of %(digits)s digits (at most "
+                         "%(most)s)", digits=digits, most=MAX_INT_DIGITS))
     return int(text)
 
 
 def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _Refused(f"has a number too large to be finite ({text[:20]}...)")
+        raise _Refused(_("the JSON body has a number too large to be finite (%(number)s...)",
+                         number=text[:20]))
     return value
 
 
 def _parse_constant(name: str) -> Any:
-    raise _Refused(f"has {name}, which is not a JSON number")
+    raise _Refused(_("the JSON body has %(name)s, which is not a JSON number", name=name))
 
 
 def load_json(raw: bytes) -> Any:
@@ -69,17 +73,20 @@ def load_json(raw: bytes) -> Any:
     try:
         text = raw.decode("utf-8")  # strict: an encoded surrogate is refused here too
     except UnicodeDecodeError as error:
-        raise invalid_json(f"is not UTF-8 (byte {error.start})") from None
+        raise invalid_json(_("the JSON body is not UTF-8 (byte %(byte)s)",
+                             byte=error.start)) from None
     try:
         value = json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
                            parse_constant=_parse_constant)
     except RecursionError:
-        raise invalid_json(f"is nested too deeply (at most {MAX_JSON_DEPTH} levels)") from None
+        raise invalid_json(_("the JSON body is nested too deeply (at most %(most)s levels)",
+                             most=MAX_JSON_DEPTH)) from None
     except _Refused as error:
         raise invalid_json(str(error)) from None
     except json.JSONDecodeError as error:
-        raise invalid_json(f"is not JSON: {error.msg} (line {error.lineno}, column "
-                           f"{error.colno})") from None
+        raise invalid_json(_("the JSON body is not JSON: %(reason)s (line %(line)s, column "
+                             "%(column)s)", reason=error.msg, line=error.lineno,
+                             column=error.colno)) from None
     _check_tree(value)
     return value
 
@@ -90,29 +97,44 @@ def _check_tree(value: Any) -> None:
     while stack:
         item, path, depth = stack.pop()
         if isinstance(item, str):
-            _check_text(item, path or "(the whole body)")
+            _check_text(item, path)
             continue
         if not isinstance(item, dict | list):
             continue
         if depth >= MAX_JSON_DEPTH:
-            raise invalid_json(f"is nested too deeply at {path or 'the top'} (at most "
-                               f"{MAX_JSON_DEPTH} levels)")
+            if path:
+                raise invalid_json(_("the JSON body is nested too deeply at %(path)s (at most "
+                                     "%(most)s levels)", path=path, most=MAX_JSON_DEPTH))
+            raise invalid_json(_("the JSON body is nested too deeply at the top (at most "
+                                 "%(most)s levels)", most=MAX_JSON_DEPTH))
         if isinstance(item, dict):
             for key, child in item.items():
                 where = f"{path}.{key}" if path else key
-                _check_text(key, f"a key at {path or 'the top'}")
+                _check_text(key, path, key=True)
                 stack.append((child, where, depth + 1))
         else:
             stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
 
 
-def _check_text(text: str, where: str) -> None:
+def _check_text(text: str, path: str, key: bool = False) -> None:
+    """A string of the body (or a key, at ``path``): no NUL, no lone surrogate."""
     if "\x00" in text:
-        raise invalid_json(f"has a NUL character (\\u0000) in {_shown(where)}")
+        raise invalid_json(_("the JSON body has a NUL character (\\u0000) in %(where)s",
+                             where=_where(path, key)))
     for ch in text:
         if "\ud800" <= ch <= "\udfff":
-            raise invalid_json(f"has a lone surrogate (\\u{ord(ch):04x}) in {_shown(where)}: "
-                               "text must be valid Unicode")
+            code = f"\\u{ord(ch):04x}"
+            raise invalid_json(_("the JSON body has a lone surrogate (%(code)s) in %(where)s: "
+                                 "text must be valid Unicode", code=code,
+                                 where=_where(path, key)))
+
+
+def _where(path: str, key: bool) -> str:
+    """Where in the body a bad string is, for :func:`_check_text`'s sentences."""
+    if key:
+        return (_("a key at %(path)s", path=_shown(path)) if path
+                else _("a key at the top"))
+    return _shown(path) if path else _("(the whole body)")
 
 
 def _shown(where: str) -> str:
@@ -161,21 +183,23 @@ def check_request() -> None:
         request.host  # noqa: B018 - checks TRUSTED_HOSTS (werkzeug raises SecurityError)
     except SecurityError:
         raise Problem(400, "untrusted-host", "Unknown host",
-                      "this server does not answer for that host name; use the address in "
-                      f"your emails: {current_app.config['PUBLIC_URL']}") from None
+                      _("this server does not answer for that host name; use the address in "
+                        "your emails: %(url)s", url=current_app.config["PUBLIC_URL"])) from None
     for name, value in (request.view_args or {}).items():
         if name == "game_id" and not GAME_ID.fullmatch(value):
-            raise GameNotFound(f"there is no game {value[:40]!r} on this server; check the "
-                               "game id")
+            raise GameNotFound(_("there is no game %(game)s on this server; check the game "
+                                 "id", game=repr(value[:40])))
         if name == "token" and not PRINTABLE_ASCII.fullmatch(value):
-            raise NotAuthenticated("this link's token is not valid: it has characters no token "
-                                   "has (it may have been cut or changed when copied)")
+            raise NotAuthenticated(_("this link's token is not valid: it has characters no "
+                                     "token has (it may have been cut or changed when "
+                                     "copied)"))
     key = request.headers.get("Idempotency-Key")
     if key is not None and not (len(key) <= IDEMPOTENCY_KEY_MAX and HEADER_VALUE.fullmatch(key)):
         raise Problem(400, "invalid-header", "Invalid header",
-                      f"the Idempotency-Key header must be 1 to {IDEMPOTENCY_KEY_MAX} printable "
-                      f"ASCII characters (this one has {len(key)}); nothing was done: send the "
-                      "request again with a valid key")
+                      _("the Idempotency-Key header must be 1 to %(most)s printable ASCII "
+                        "characters (this one has %(length)s); nothing was done: send the "
+                        "request again with a valid key", most=IDEMPOTENCY_KEY_MAX,
+                        length=len(key)))
 
 
 __all__ = ["MAX_INT_DIGITS", "MAX_JSON_DEPTH", "Blueprint", "EdgeParser", "check_request",

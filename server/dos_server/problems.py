@@ -15,13 +15,14 @@ from typing import Any
 
 import marshmallow as ma
 from apispec import BasePlugin
-from flask import Flask, Response, current_app, json
+from flask import Flask, Response, current_app, json, request
 from flask_smorest import Api
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from dos_server import errors
 from dos_server.errors import DomainError
+from dos_server.services.words import N_, _
 
 PROBLEM_BASE = "https://dos-by-mail.invalid/problems/"
 PROBLEM_JSON = "application/problem+json"
@@ -30,7 +31,11 @@ log = logging.getLogger("dos_server.problems")
 
 
 class Problem(Exception):
-    """An error answer: ``kind`` is the last part of the problem ``type`` URI."""
+    """An error answer: ``kind`` is the last part of the problem ``type`` URI.
+
+    ``title`` is stable English (programs may read it, like ``type``); ``detail`` is in the
+    reader's language (``Accept-Language``), worded with ``_()`` where it is raised.
+    """
 
     def __init__(
         self,
@@ -109,7 +114,8 @@ def problem_of(error: DomainError) -> Problem:
     """The answer to a domain error: its :data:`PROBLEM_TYPES` entry, detail and fields.
 
     A 401 names the Bearer scheme (``WWW-Authenticate``); ``retry_after`` becomes
-    ``Retry-After``.
+    ``Retry-After``. A detail worded in English below the services (:data:`WORDED_ELSEWHERE`)
+    is read in the reader's language here.
     """
     status, title = next(PROBLEM_TYPES[cls] for cls in type(error).__mro__
                          if cls in PROBLEM_TYPES)
@@ -117,8 +123,34 @@ def problem_of(error: DomainError) -> Problem:
     if error.retry_after is not None:
         headers["Retry-After"] = str(error.retry_after)
     fields = dict(error.fields)
-    return Problem(status, error.kind, title, error.detail, rule=fields.pop("rule", None),
+    if isinstance(error, errors.NotAuthenticated) and error.detail in EXPIRED_ELSEWHERE:
+        fields["expired"] = True  # what a page tells apart, whatever the detail's language
+    return Problem(status, error.kind, title, _(error.detail), rule=fields.pop("rule", None),
                    headers=headers, **fields)
+
+
+# The refusals ``tokens`` words in English, whole sentences for each kind of token it reads:
+# gettext finds their translation by the English sentence itself (:func:`problem_of`). Those
+# of a good token or link that has expired make the problem say ``expired`` too.
+EXPIRED_ELSEWHERE = (
+    N_("this player token has expired; ask the game's host for a new one"),
+    N_("this host token has expired; ask the game's host for a new one"),
+    N_("this invite token has expired; ask the game's host for a new one"),
+    N_("this unsubscribe token has expired; ask the game's host for a new one"),
+    N_("this sign-in link has expired"),
+    N_("this account token has expired"),
+    N_("this confirmation link has expired"),
+)
+WORDED_ELSEWHERE = (
+    N_("this is not a valid player token for this server"),
+    N_("this is not a valid host token for this server"),
+    N_("this is not a valid invite token for this server"),
+    N_("this is not a valid unsubscribe token for this server"),
+    N_("this is not a valid sign-in link for this server"),
+    N_("this is not a valid account token for this server"),
+    N_("this is not a valid confirmation link for this server"),
+    *EXPIRED_ELSEWHERE,
+)
 
 
 class ProblemSchema(ma.Schema):
@@ -132,6 +164,9 @@ class ProblemSchema(ma.Schema):
     errors = ma.fields.Dict(metadata={"description": "validation errors by location and field"})
     current_version = ma.fields.Integer(metadata={"description": "with 409: the game's version"})
     candidates = ma.fields.List(ma.fields.String(), metadata={"description": "ambiguous input"})
+    expired = ma.fields.Boolean(metadata={
+        "description": "with 401: the token or link was good but has expired (or was used "
+                       "up): ask for a new one"})
 
 
 def problem_response(problem: Problem) -> Response:
@@ -161,24 +196,48 @@ _TITLES = {
 }
 
 
+def _http_detail(code: int) -> str | None:
+    """Our words for an HTTP error werkzeug describes in English; None for another status."""
+    if code == 400:
+        return _("the request was not understood; check its syntax and send it again")
+    if code == 401:
+        return _("this request needs a valid token in the Authorization header")
+    if code == 403:
+        return _("this request is not allowed with the token it was sent with")
+    if code == 404:
+        return _("there is nothing at this address on this server; check the URL")
+    if code == 405:
+        return _("this address does not accept the %(method)s method; the Allow header lists "
+                 "the ones it does", method=request.method if request else "?")
+    if code == 409:
+        return _("the request conflicts with the state of the game; reload it")
+    if code == 413:
+        return _("the request is too large for this server")
+    if code == 415:
+        return _("send the body as JSON, with Content-Type: application/json")
+    return None
+
+
 def problem_from_http(error: HTTPException) -> Problem:
     code = error.code or 500
     kind, title = _TITLES.get(code, ("http-error", error.name))
     data = getattr(error, "data", None) or {}
     detail = data.get("message") or error.description or title
+    if not data.get("message") and error.description == type(error).description:
+        detail = _http_detail(code) or detail  # werkzeug's own English description
     extra: dict[str, Any] = {}
     errors = data.get("errors") or data.get("messages")
     if errors:
         extra["errors"] = errors
         if code == 422:
-            detail = "The request has invalid fields: " + _summarize(errors)
+            detail = _("The request has invalid fields: %(fields)s", fields=_summarize(errors))
     headers = dict(data.get("headers") or {})
     if error.response is None:  # keep what the status needs: Allow with 405 (RFC 9110)
         headers.update({k: v for k, v in error.get_headers()
                         if k.lower() in ("retry-after", "allow")})
     if code == 429:
-        detail = (f"too many requests from your address (limit: {error.description}); "
-                  "wait a minute and try again")
+        detail = _("too many requests from your address (limit: %(limit)s); wait a minute and "
+                   "try again", limit=error.description)
     return Problem(code, kind, title, detail, headers=headers, **extra)
 
 
@@ -187,7 +246,7 @@ _LOCATIONS = ("json", "query", "headers", "form", "files")
 
 def _summarize(errors: Any, path: tuple[str, ...] = ()) -> str:
     """Flatten marshmallow's nested error dict into 'field: message; ...'."""
-    where = ".".join(path) or "body"
+    where = ".".join(path) or _("body")
     if isinstance(errors, Mapping):
         return "; ".join(
             _summarize(value, path if key in _LOCATIONS else (*path, str(key)))
@@ -275,9 +334,9 @@ def busy_problem(error: BaseException) -> Problem | None:
         log.warning("the database could not be reached (answered 503): %s: %s",
                     type(cause).__name__, str(cause).partition("\n")[0])
         return Problem(503, "database-unavailable", "Database unavailable, try again",
-                       "the server could not reach its database just now; send the request "
-                       "again in a moment (a move carries its version, so it is never applied "
-                       "twice).", headers={"Retry-After": "1"})
+                       _("the server could not reach its database just now; send the request "
+                         "again in a moment (a move carries its version, so it is never "
+                         "applied twice)."), headers={"Retry-After": "1"})
     retryable = (getattr(cause, "sqlstate", None) in RETRYABLE_SQLSTATES
                  or getattr(cause, "sqlite_errorname", None) == "SQLITE_BUSY")
     if not retryable:
@@ -285,8 +344,8 @@ def busy_problem(error: BaseException) -> Problem | None:
     log.warning("the database turned a write away (answered 503): %s: %s",
                 type(cause).__name__, str(cause).partition("\n")[0])
     return Problem(503, "busy", "Busy, try again",
-                   "the database had to turn this request away while another change went "
-                   "through at the same moment; nothing was changed. Send it again.",
+                   _("the database had to turn this request away while another change went "
+                     "through at the same moment; nothing was changed. Send it again."),
                    headers={"Retry-After": "1"})
 
 
@@ -314,5 +373,5 @@ def _unexpected(error: BaseException) -> Response:
     log.error("unexpected error", exc_info=error)
     return problem_response(
         Problem(500, "internal-error", "Internal server error",
-                "Something went wrong on the server; nothing was changed. Please try again.")
+                _("Something went wrong on the server; nothing was changed. Please try again."))
     )

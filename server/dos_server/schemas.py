@@ -1,7 +1,12 @@
-"""Request and response schemas (marshmallow, strict numbers), documented in /openapi.json."""
+"""Request and response schemas (marshmallow, strict numbers), documented in /openapi.json.
+
+Every input schema is a :class:`Schema`: its error messages, marshmallow's own among them, are
+in the reader's language (the field names they are keyed by are the API's, in English).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +16,7 @@ from marshmallow import validate
 from dos_server.i18n import shipped_language, shipped_languages
 from dos_server.services.lobby import BOT_STRATEGIES
 from dos_server.services.notify import EVENTS
+from dos_server.services.words import N_, _
 from dos_server.timefmt import ZONE_MAX, clean_time_zone
 from dos_server.validation import (
     EMAIL_MAX,
@@ -20,6 +26,76 @@ from dos_server.validation import (
     clean_name,
     clean_title,
 )
+
+# marshmallow's own messages (the fields' and validators' defaults that our schemas can meet),
+# as marshmallow words them, with its {placeholders} as gettext's %(placeholders)s.
+MARSHMALLOW_MESSAGES = (
+    N_("Missing data for required field."),
+    N_("Field may not be null."),
+    N_("Invalid value."),
+    N_("Invalid input."),
+    N_("Invalid type."),
+    N_("Invalid input type."),
+    N_("Unknown field."),
+    N_("Not a valid string."),
+    N_("Not a valid utf-8 string."),
+    N_("Not a valid integer."),
+    N_("Not a valid number."),
+    N_("Number too large."),
+    N_("Special numeric values (nan or infinity) are not permitted."),
+    N_("Not a valid boolean."),
+    N_("Not a valid list."),
+    N_("Not a valid mapping type."),
+    N_("Not a valid URL."),
+    N_("Not a valid email address."),
+    N_("Not a valid datetime."),
+    N_("Shorter than minimum length %(min)s."),
+    N_("Longer than maximum length %(max)s."),
+    N_("Length must be between %(min)s and %(max)s."),
+    N_("Length must be %(equal)s."),
+    N_("Must be greater than or equal to %(min)s and less than or equal to %(max)s."),
+    N_("Must be greater than or equal to %(min)s."),
+    N_("Must be less than or equal to %(max)s."),
+    N_("Must be one of: %(choices)s."),
+)
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"%\((\w+)\)s", template)
+    return re.compile("".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)"
+                              for i, part in enumerate(parts)))
+
+
+_PATTERNS = tuple((template, _pattern(template)) for template in MARSHMALLOW_MESSAGES)
+
+
+def reworded(message: str) -> str:
+    """One of marshmallow's English messages in the reader's language; any other as it is
+    (ours are worded in it already)."""
+    for template, pattern in _PATTERNS:
+        found = pattern.fullmatch(message)
+        if found:
+            return _(template, **found.groupdict())
+    return message
+
+
+def reword_tree(tree: Any) -> Any:
+    """marshmallow's nested messages (by field, index or ``_schema``), each :func:`reworded`."""
+    if isinstance(tree, str):
+        return reworded(tree)
+    if isinstance(tree, dict):
+        return {key: reword_tree(value) for key, value in tree.items()}
+    if isinstance(tree, list):
+        return [reword_tree(item) for item in tree]
+    return tree
+
+
+class Schema(ma.Schema):
+    """An input schema whose error messages are in the reader's language."""
+
+    def handle_error(self, error: ma.ValidationError, data: Any, *, many: bool,
+                     **kwargs: Any) -> None:
+        error.messages = reword_tree(error.messages)
 
 
 class _Cleaned(ma.fields.String):
@@ -78,8 +154,13 @@ class TimeZone(ma.fields.Field[str | None]):
                      **kwargs: Any) -> str | None:
         try:
             return clean_time_zone(value)
-        except ValueError as error:
-            raise ma.ValidationError(str(error)) from None
+        except ValueError:  # timefmt words it in English: the same sentences, read here
+            if not isinstance(value, str):
+                raise ma.ValidationError(
+                    _("a time zone is an IANA name, like Asia/Vientiane")) from None
+            raise ma.ValidationError(
+                _("unknown time zone %(zone)s: give an IANA name, like Asia/Vientiane or "
+                  "Europe/Paris", zone=repr(value.strip()[:ZONE_MAX]))) from None
 
 
 class Language(ma.fields.Field[str | None]):
@@ -95,9 +176,9 @@ class Language(ma.fields.Field[str | None]):
     def _deserialize(self, value: Any, attr: str | None, data: Any,
                      **kwargs: Any) -> str | None:
         if not isinstance(value, str):
-            raise ma.ValidationError("a language is a tag, like lo or en")
+            raise ma.ValidationError(_("a language is a tag, like lo or en"))
         if len(value) > 35:  # BCP 47 tags are shorter
-            raise ma.ValidationError("a language tag has at most 35 characters")
+            raise ma.ValidationError(_("a language tag has at most 35 characters"))
         return shipped_language(value)
 
 
@@ -115,7 +196,7 @@ class StrictBoolean(ma.fields.Boolean):
         return value
 
 
-class SeatIn(ma.Schema):
+class SeatIn(Schema):
     name = Name(metadata={"description": "omit for an open seat"})
     email = EmailAddress()
     webhook_url = ma.fields.URL(schemes={"http", "https"}, require_tld=False,
@@ -123,14 +204,14 @@ class SeatIn(ma.Schema):
     bot = ma.fields.String(validate=validate.OneOf(BOT_STRATEGIES))
 
 
-class OptionsIn(ma.Schema):
+class OptionsIn(Schema):
     after_draw = ma.fields.String(validate=validate.OneOf(["drawn_card", "any"]))
     bonus_placement = ma.fields.String(validate=validate.OneOf(["optional", "mandatory"]))
     dos_call = StrictBoolean()
     target_score = StrictInteger(validate=validate.Range(min=1, max=10_000))
 
 
-class CreateGameIn(ma.Schema):
+class CreateGameIn(Schema):
     title = Title(metadata={"description": "optional; shown in emails, lists and pages"})
     seats = ma.fields.List(ma.fields.Nested(SeatIn), required=True,
                            validate=validate.Length(min=2, max=4))
@@ -151,7 +232,7 @@ class CreateGameIn(ma.Schema):
     )
 
 
-class JoinIn(ma.Schema):
+class JoinIn(Schema):
     invite = ma.fields.String(validate=validate.Length(min=1, max=500))
     code = ma.fields.String(validate=validate.Length(min=1, max=64))
     name = Name()
@@ -159,7 +240,7 @@ class JoinIn(ma.Schema):
     language = Language()
 
 
-class ActionsIn(ma.Schema):
+class ActionsIn(Schema):
     version = StrictInteger(required=True, validate=validate.Range(min=1),
                             metadata={"description": "the game version your choice was made on"})
     actions = ma.fields.List(ma.fields.String(validate=validate.Length(min=1, max=500)),
@@ -171,13 +252,13 @@ class ActionsIn(ma.Schema):
                            metadata={"description": "a number from GET .../actions"})
 
     @ma.validates_schema
-    def _exactly_one(self, data: dict[str, Any], **_: Any) -> None:
+    def _exactly_one(self, data: dict[str, Any], **kwargs: Any) -> None:
         given = [k for k in ("actions", "turn", "number") if k in data]
         if len(given) != 1:
-            raise ma.ValidationError("send exactly one of: actions, turn, number")
+            raise ma.ValidationError(_("send exactly one of: actions, turn, number"))
 
 
-class HistoryQuery(ma.Schema):
+class HistoryQuery(Schema):
     # Query values arrive as strings: a strict Integer would reject every one of them.
     # Bounded: PostgreSQL compares it with an INTEGER column (a bigger one was a 500).
     after = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
@@ -190,7 +271,7 @@ class HistoryQuery(ma.Schema):
                   "request holds no database connection."})
 
 
-class AnyObject(ma.Schema):
+class AnyObject(Schema):
     """A JSON object (documented by example in the README)."""
 
     class Meta:
@@ -200,12 +281,12 @@ class AnyObject(ma.Schema):
 EVENT_NAMES = list(EVENTS)  # the one list, owned by the notifications service
 
 
-class ChannelEvents(ma.Schema):
+class ChannelEvents(Schema):
     email = ma.fields.List(ma.fields.String(validate=validate.OneOf(EVENT_NAMES)))
     webhook = ma.fields.List(ma.fields.String(validate=validate.OneOf(EVENT_NAMES)))
 
 
-class NotificationsIn(ma.Schema):
+class NotificationsIn(Schema):
     email = EmailAddress(allow_none=True)
     webhook_url = ma.fields.URL(allow_none=True, schemes={"http", "https"}, require_tld=False,
                                 validate=validate.Length(max=2048))
@@ -216,6 +297,6 @@ class NotificationsIn(ma.Schema):
     language = Language()
 
 
-class VacationIn(ma.Schema):
+class VacationIn(Schema):
     days = StrictInteger(required=True, validate=validate.Range(min=0, max=60),
                          metadata={"description": "days away; 0 ends a vacation now"})

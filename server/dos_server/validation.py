@@ -1,7 +1,8 @@
 """What a stored name or email address may be: one check, used by the schemas and services.
 
 Both functions return the value as it is stored, or raise :class:`ValueError` with a message
-a person can act on. Nothing here touches the network (no DNS lookups).
+a person can act on, in their language (``_()``). Nothing here touches the network (no DNS
+lookups).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import re
 import unicodedata
 from email.errors import HeaderParseError, MessageDefect
 from email.headerregistry import Address
+
+from dos_server.services.words import _
 
 NAME_MAX = 40  # seats.name is String(40)
 TITLE_MAX = 80  # games.title is String(80)
@@ -22,32 +25,43 @@ _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 _LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 
 
-def _clean_line(raw: str, what: str, limit: int, if_empty: str = "") -> str:
+def _clean_line(raw: str, title: bool) -> str:
     """One line of text a person typed: NFC, trimmed, inner runs of spaces made one (Unicode
-    spaces too), printable, 1 to ``limit`` characters. Errors name ``what`` it is."""
+    spaces too), printable, 1 to 40 characters for a name, 1 to 80 for a game's ``title``.
+    Errors say which it is."""
     text = " ".join(unicodedata.normalize("NFC", raw).split())
     if not text:
-        raise ValueError(f"{what} cannot be empty or only spaces{if_empty}")
+        raise ValueError(_("a game title cannot be empty or only spaces; leave it out instead")
+                         if title else _("a name cannot be empty or only spaces"))
     bad = [ch for ch in text if unicodedata.category(ch) in _REFUSED_CATEGORIES]
     if bad:
-        raise ValueError(f"{what} cannot contain invisible or control characters "
-                         f"(found {_codepoint(bad[0])})")
+        found = _codepoint(bad[0])
+        raise ValueError(
+            _("a game title cannot contain invisible or control characters (found %(found)s)",
+              found=found) if title
+            else _("a name cannot contain invisible or control characters (found %(found)s)",
+                   found=found))
+    limit = TITLE_MAX if title else NAME_MAX
     if len(text) > limit:
-        raise ValueError(f"{what} has at most {limit} characters (this one has {len(text)})")
+        raise ValueError(
+            _("a game title has at most %(most)s characters (this one has %(length)s)",
+              most=limit, length=len(text)) if title
+            else _("a name has at most %(most)s characters (this one has %(length)s)",
+                   most=limit, length=len(text)))
     return text
 
 
 def clean_name(raw: str) -> str:
     """A player's name: a clean line of 1-40 characters, without ';'."""
-    name = _clean_line(raw, "a name", NAME_MAX)
+    name = _clean_line(raw, title=False)
     if ";" in name:
-        raise ValueError("a name cannot contain ';' (it separates actions in a turn)")
+        raise ValueError(_("a name cannot contain ';' (it separates actions in a turn)"))
     return name
 
 
 def clean_title(raw: str) -> str:
     """A game's title (shown in subjects and lists): a clean line of 1-80 characters."""
-    return _clean_line(raw, "a game title", TITLE_MAX, "; leave it out instead")
+    return _clean_line(raw, title=True)
 
 
 def name_key(name: str) -> str:
@@ -65,23 +79,25 @@ def clean_email(raw: str) -> str:
     bad = [ch for ch in raw if unicodedata.category(ch) in _REFUSED_CATEGORIES
            or ch.isspace()]
     if bad:
-        raise ValueError(f"an email address cannot contain spaces, control or invisible "
-                         f"characters (found {_codepoint(bad[0])})")
+        raise ValueError(_("an email address cannot contain spaces, control or invisible "
+                           "characters (found %(found)s)", found=_codepoint(bad[0])))
     local, at, domain = raw.rpartition("@")
     if not at or not local or not domain:
-        raise ValueError("not an email address: write it as name@example.org")
+        raise ValueError(_("not an email address: write it as name@example.org"))
     if local.startswith('"'):
-        raise ValueError("quoted email addresses are not supported; use a plain name@domain")
+        raise ValueError(_("quoted email addresses are not supported; use a plain "
+                           "name@domain"))
     try:
         domain = _ascii_domain(domain)
         address = Address(addr_spec=f"{local}@{domain}")
     except (ValueError, IndexError, HeaderParseError, MessageDefect) as error:
-        raise ValueError(f"not a valid email address ({_reason(error)})") from None
+        raise ValueError(_("not a valid email address (%(reason)s)",
+                           reason=_reason(error))) from None
     if address.username != local or address.domain != domain:
-        raise ValueError("not a valid email address: write it as name@example.org")
+        raise ValueError(_("not a valid email address: write it as name@example.org"))
     stored = f"{local}@{domain}"
     if len(stored) > EMAIL_MAX:
-        raise ValueError(f"an email address has at most {EMAIL_MAX} characters")
+        raise ValueError(_("an email address has at most %(most)s characters", most=EMAIL_MAX))
     return stored
 
 
@@ -106,9 +122,10 @@ def _ascii_domain(domain: str) -> str:
     try:
         ascii_domain = domain.encode("idna").decode("ascii")
     except UnicodeError:
-        raise ValueError(f"{domain!r} is not a valid domain name") from None
+        raise ValueError(_("%(domain)s is not a valid domain name",
+                           domain=repr(domain))) from None
     if not all(_LABEL.match(label) for label in ascii_domain.split(".")):
-        raise ValueError(f"{domain!r} is not a valid domain name")
+        raise ValueError(_("%(domain)s is not a valid domain name", domain=repr(domain)))
     return ascii_domain
 
 

@@ -13,18 +13,26 @@ from marshmallow import validate
 from dos_server.api.games import _bearer
 from dos_server.edge import Blueprint
 from dos_server.extensions import limiter
-from dos_server.schemas import EmailAddress, Language, StrictBoolean, StrictInteger, TimeZone
+from dos_server.schemas import (
+    EmailAddress,
+    Language,
+    Schema,
+    StrictBoolean,
+    StrictInteger,
+    TimeZone,
+)
 from dos_server.services import account
+from dos_server.services.words import _
 
 blp = Blueprint("account", __name__, url_prefix="/api",
                 description="One identity for all your games: sign in with your email address")
 
 
-class LoginIn(ma.Schema):
+class LoginIn(Schema):
     email = EmailAddress(required=True)
 
 
-class VerifyIn(ma.Schema):
+class VerifyIn(Schema):
     email = EmailAddress(metadata={"description": "the address the code was sent to"})
     code = ma.fields.String(validate=validate.Length(min=1, max=32),
                             metadata={"description": "the code from the email"})
@@ -32,20 +40,20 @@ class VerifyIn(ma.Schema):
                             metadata={"description": "or: the token of the sign-in link"})
 
     @ma.validates_schema
-    def _one_way(self, data: dict[str, Any], **_: Any) -> None:
+    def _one_way(self, data: dict[str, Any], **kwargs: Any) -> None:
         if "link" in data:
             if "code" in data:
-                raise ma.ValidationError("send either email and code, or link")
+                raise ma.ValidationError(_("send either email and code, or link"))
         elif "email" not in data or "code" not in data:
-            raise ma.ValidationError("send the email address and the code (or the link)")
+            raise ma.ValidationError(_("send the email address and the code (or the link)"))
 
 
-class SeatChoiceIn(ma.Schema):
+class SeatChoiceIn(Schema):
     seat = StrictInteger(validate=validate.Range(min=0, max=3),
                          metadata={"description": "which of your seats, if you hold several"})
 
 
-class SettingsIn(ma.Schema):
+class SettingsIn(Schema):
     digest = StrictBoolean(allow_none=True,
                            metadata={"description": "true: one daily digest; false: an email "
                                                     "per turn; null: no preference. Games "

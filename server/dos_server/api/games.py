@@ -28,7 +28,7 @@ blp = Blueprint("games", __name__, url_prefix="/api/games",
 
 def _bearer() -> str | None:
     header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
+    scheme, _space, token = header.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
     return None

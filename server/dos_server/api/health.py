@@ -10,6 +10,7 @@ from dos_server.edge import Blueprint
 from dos_server.extensions import db
 from dos_server.problems import Problem
 from dos_server.services import access
+from dos_server.services.words import _
 
 blp = Blueprint("health", __name__, description="Health checks")
 
@@ -32,7 +33,8 @@ class Ready(MethodView):
         try:
             access.database_round_trip()
         except Exception:
-            raise Problem(503, "not-ready", "Not ready", "the database is not reachable") from None
+            raise Problem(503, "not-ready", "Not ready",
+                          _("the database is not reachable")) from None
         return {"status": "ready", "database": db.engine.dialect.name}
 
 

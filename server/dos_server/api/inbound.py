@@ -13,6 +13,7 @@ from flask.views import MethodView
 from dos_server.edge import Blueprint
 from dos_server.problems import Problem
 from dos_server.services import inbound
+from dos_server.services.words import _
 
 blp = Blueprint("inbound", __name__, url_prefix="/inbound",
                 description="Play by email: receive players' replies")
@@ -44,19 +45,22 @@ class InboundEmail(MethodView):
         secret = config.get("INBOUND_SECRET")
         if not secret:
             raise Problem(404, "inbound-disabled", "Inbound email is not enabled",
-                          "this server does not accept email over HTTP: set DOS_INBOUND_SECRET "
-                          "to a long random string and send it as 'Authorization: Bearer ...'")
-        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+                          _("this server does not accept email over HTTP: set "
+                            "DOS_INBOUND_SECRET to a long random string and send it as "
+                            "'Authorization: Bearer ...'"))
+        scheme, _space, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not secrets.compare_digest(
                 given.strip().encode(), str(secret).encode()):
             raise Problem(401, "unauthorized", "Not authorized",
-                          "send the server's INBOUND_SECRET as 'Authorization: Bearer <secret>'",
+                          _("send the server's INBOUND_SECRET as 'Authorization: Bearer "
+                            "<secret>'"),
                           headers={"WWW-Authenticate": 'Bearer realm="dos-inbound"'})
         request.max_content_length = int(config["INBOUND_MAX_BYTES"])
         raw = request.get_data(cache=False)
         if not raw.strip():
             raise Problem(422, "invalid-input", "Invalid input",
-                          "send the raw email (RFC 5322: headers, blank line, body) as the body")
+                          _("send the raw email (RFC 5322: headers, blank line, body) as the "
+                            "body"))
         stored = inbound.store(raw, "http")
         status = stored.status if stored.duplicate else inbound.process(stored.id)
         return {"id": stored.id, "status": status, "duplicate": stored.duplicate}

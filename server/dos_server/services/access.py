@@ -46,6 +46,7 @@ from dos_server.errors import (
 )
 from dos_server.extensions import db
 from dos_server.models import GameRow, SeatRow
+from dos_server.services.words import N_, _
 from dos_server.validation import email_key
 
 
@@ -378,7 +379,8 @@ def _lock_game(game_id: str) -> GameRow | None:
 
 
 def _not_found(game_id: str) -> GameNotFound:
-    return GameNotFound(f"there is no game {game_id!r} on this server; check the game id")
+    return GameNotFound(_("there is no game %(game)s on this server; check the game id",
+                          game=repr(game_id)))
 
 
 def locked(game_id: str, bearer: str | None, *, allow_host: bool = True) -> tuple[GameRow, Viewer]:
@@ -402,19 +404,19 @@ def authenticate(game: GameLike[SeatLike], bearer: str | None, *,
         if purpose == "host":
             check_game(game, claims.game_id)
             if claims.version != game.host_token_version:
-                raise NotAuthenticated("this host token was replaced; use the newest one")
+                raise NotAuthenticated(_("this host token was replaced; use the newest one"))
             return Viewer(host=True)
         break
     if claims is None or not claims.names_a_seat:
         raise NotAuthenticated(
-            "this is not a valid token for this server (it may be for another server, or cut "
-            "short when copied)"
+            _("this is not a valid token for this server (it may be for another server, or cut "
+              "short when copied)")
         )
     check_game(game, claims.game_id)
     seat = seat_named_by(game, claims)
     if seat.token_version != claims.version:
         raise NotAuthenticated(
-            "this token was revoked (the seat's token was rotated); use the newest token"
+            _("this token was revoked (the seat's token was rotated); use the newest token")
         )
     return Viewer(seat=seat.index)
 
@@ -424,8 +426,8 @@ def seat_named_by(game: GameLike[S], claims: tokens.TokenClaims) -> S:
     it is gone."""
     seat = find_seat(game, claims.seat_id, claims.legacy_index)
     if seat is None:
-        raise NotAuthenticated("the seat this token was for is no longer in this game; "
-                               "ask the host for a new invite")
+        raise NotAuthenticated(_("the seat this token was for is no longer in this game; "
+                                 "ask the host for a new invite"))
     return seat
 
 
@@ -453,43 +455,77 @@ def seat_token(purpose: str, game: GameRow, seat: SeatRow) -> str:
 
 def check_game(game: GameLike[SeatLike], token_game: str) -> None:
     if token_game != game.id:
-        raise WrongGame(f"this token belongs to game {token_game}, not to game {game.id}")
+        raise WrongGame(_("this token belongs to game %(token_game)s, not to game %(game)s",
+                          token_game=token_game, game=game.id))
 
 
 def seat_of(game: GameRow, index: int) -> SeatRow:
     for seat in game.seats:
         if seat.index == index:
             return seat
-    raise NoSuchSeat(f"game {game.id} has no seat {index}")
+    raise NoSuchSeat(_("game %(game)s has no seat %(seat)s", game=game.id, seat=index))
 
 
 def require_host(viewer: Viewer) -> None:
     if not viewer.host:
-        raise HostOnly("only the game's host token can do this")
+        raise HostOnly(_("only the game's host token can do this"))
+
+
+# What only a seat's player may do (``require_player``'s ``doing``), said whole.
+_PLAYERS_ONLY = {
+    "play": N_("only a seat's player token can play"),
+    "resign": N_("only a seat's player token can resign"),
+    "take a vacation": N_("only a seat's player token can take a vacation"),
+    "list that seat's legal actions": N_("only a seat's player token can list that seat's "
+                                         "legal actions"),
+    "read that seat's settings": N_("only a seat's player token can read that seat's settings"),
+}
+# What only the host or the seat's own player may do (``require_seat_or_host``'s ``doing``).
+_SEAT_OR_HOST = {
+    "rotate its token": N_("only the host or the seat's own player can rotate its token"),
+    "change its notifications": N_("only the host or the seat's own player can change its "
+                                   "notifications"),
+}
 
 
 def require_player(viewer: Viewer, doing: str) -> int:
-    """The viewer's seat; PlayersOnly, naming what only a player may do (``doing``), otherwise."""
+    """The viewer's seat; PlayersOnly, naming what only a player may do (``doing``, a key of
+    ``_PLAYERS_ONLY``), otherwise."""
     if viewer.seat is None:
-        raise PlayersOnly(f"only a seat's player token can {doing}")
+        raise PlayersOnly(_(_PLAYERS_ONLY[doing]))
     return viewer.seat
+
+
+def game_is(game: GameLike[SeatLike]) -> str:
+    """"game abc is finished": the game's status, said in the reader's language."""
+    if game.status == "finished":
+        return _("game %(game)s is finished", game=game.id)
+    if game.status == "cancelled":
+        return _("game %(game)s is cancelled", game=game.id)
+    if game.status == "waiting":
+        return _("game %(game)s is waiting for its players", game=game.id)
+    if game.status == "active":
+        return _("game %(game)s is being played", game=game.id)
+    return _("game %(game)s is %(status)s", game=game.id, status=game.status)
 
 
 def require_in_play(game: GameRow) -> None:
     """GameNotActive unless the game is waiting for players or being played."""
     if game.status not in ("waiting", "active"):
-        raise GameNotActive(f"game {game.id} is {game.status}")
+        raise GameNotActive(game_is(game))
 
 
 def require_seat_or_host(viewer: Viewer, index: int, doing: str) -> None:
+    """NotYourSeat unless the viewer is the host or seat ``index``'s player (``doing``, a key
+    of ``_SEAT_OR_HOST``, says what they asked)."""
     if not viewer.host and viewer.seat != index:
-        raise NotYourSeat(f"only the host or the seat's own player can {doing}")
+        raise NotYourSeat(_(_SEAT_OR_HOST[doing]))
 
 
 def engine_state(game: GameLike[SeatLike]) -> Game:
     if game.state is None:
-        raise GameNotStarted("the game has not started yet: it starts when every seat is "
-                             "filled, or when the host starts it")
+        raise GameNotStarted(_("the game has not started yet: it starts when every seat is "
+                               "filled, or when the host starts it"))
     return Game.from_dict(game.state)
 
 
@@ -505,6 +541,7 @@ __all__ = [
     "database_round_trip",
     "engine_state",
     "find_seat",
+    "game_is",
     "get_game",
     "locked",
     "read_game",

@@ -60,6 +60,7 @@ from dos_server.models import (
 from dos_server.services import notify
 from dos_server.services.access import find_seat, get_game, seat_token
 from dos_server.services.locks import lock_games
+from dos_server.services.words import _
 from dos_server.validation import email_key
 
 CODE_DIGITS = 8
@@ -120,8 +121,8 @@ def request_login(address: str) -> dict[str, Any]:
                    LoginCodeRow.created_at > now - timedelta(hours=1))
         ).scalar_one()
         if recent >= int(config["LOGIN_CODES_PER_HOUR"]):
-            raise RateLimited("too many sign-in codes were asked for this address in the last "
-                              "hour; use one already sent, or try again later",
+            raise RateLimited(_("too many sign-in codes were asked for this address in the "
+                                "last hour; use one already sent, or try again later"),
                               retry_after=3600)
         _delete_codes(key, LoginCodeRow.created_at < now - timedelta(days=1))
         row = LoginCodeRow(id=secrets.token_hex(8), email_key=key, address=address,
@@ -152,8 +153,8 @@ def verify_code(address: str, code: str, user_agent: str | None,
             return _sign_in(rows, matched[0].address, now, user_agent, kind)
         for row in rows:
             row.attempts += 1
-    raise WrongCode("that code is wrong, used or expired; check it, or ask for a new one with "
-                    "POST /api/login")
+    raise WrongCode(_("that code is wrong, used or expired; check it, or ask for a new one "
+                      "with POST /api/login"))
 
 
 def verify_link(link_token: str, user_agent: str | None, kind: str = "api") -> dict[str, Any]:
@@ -162,7 +163,7 @@ def verify_link(link_token: str, user_agent: str | None, kind: str = "api") -> d
     payload = tokens.read_payload("login", link_token, max_age, "sign-in link")
     code_id = payload.get("c")
     if not isinstance(code_id, str):
-        raise NotAuthenticated("this is not a valid sign-in link for this server")
+        raise NotAuthenticated(_("this is not a valid sign-in link for this server"))
     now = utcnow()
     with write_transaction():
         # The address's live codes, locked in the order every sign-in locks them (not this
@@ -175,8 +176,8 @@ def verify_link(link_token: str, user_agent: str | None, kind: str = "api") -> d
         row = next((r for r in rows if r.id == code_id), None)
         if row is not None:
             return _sign_in(rows, row.address, now, user_agent, kind)
-    raise NotAuthenticated("this sign-in link was used already or has expired; ask for a "
-                           "new one")
+    raise NotAuthenticated(_("this sign-in link was used already or has expired; ask for a "
+                             "new one"), expired=True)
 
 
 def _lock_codes(key: str, *where: ColumnElement[bool]) -> Sequence[LoginCodeRow]:
@@ -219,18 +220,19 @@ def authenticate(bearer: str | None) -> Account:
     """The signed-in identity an account token names; NotAuthenticated if bad, expired or
     revoked. Refreshing the session's ``last_used_at`` is a transaction of its own."""
     if not bearer:
-        raise NotAuthenticated("sign in first: POST /api/login, then POST /api/login/verify, "
-                               "and send the account token as 'Authorization: Bearer ...'")
+        raise NotAuthenticated(_("sign in first: POST /api/login, then POST "
+                                 "/api/login/verify, and send the account token as "
+                                 "'Authorization: Bearer ...'"))
     max_age = int(current_app.config["TOKEN_MAX_AGE_DAYS"]) * 86400
     payload = tokens.read_payload("account", bearer, max_age, "account token")
     session_id, secret = payload.get("s"), payload.get("k")
     if not isinstance(session_id, str) or not isinstance(secret, str):
-        raise NotAuthenticated("this is not a valid account token for this server")
+        raise NotAuthenticated(_("this is not a valid account token for this server"))
     row = db.session.get(AccountSessionRow, session_id)
     digest = hashlib.sha256(secret.encode()).hexdigest()
     if row is None or not hmac.compare_digest(row.secret_hash, digest):
-        raise NotAuthenticated("this sign-in was ended (signed out or revoked); sign in "
-                               "again")
+        raise NotAuthenticated(_("this sign-in was ended (signed out or revoked); sign in "
+                                 "again"))
     account = Account(row.id, row.email_key)
     now = utcnow()
     if as_utc(row.last_used_at) < now - timedelta(minutes=10):
@@ -268,8 +270,8 @@ def revoke_session(bearer: str | None, session_id: str) -> dict[str, Any]:
         ).scalars().all() if SESSION_ID.fullmatch(session_id) else []
         _end_browser_sessions(gone)
     if not gone:
-        raise SessionNotFound(f"you have no session {session_id[:40]!r}; GET /api/me/sessions "
-                              "lists them")
+        raise SessionNotFound(_("you have no session %(session)s; GET /api/me/sessions lists "
+                                "them", session=repr(session_id[:40])))
     return {"revoked": gone}
 
 
@@ -365,12 +367,15 @@ def seat_token_for(bearer: str | None, game_id: str, index: int | None) -> dict[
     if index is not None:
         mine = [s for s in mine if s.index == index]
     if not mine:
-        raise NotYourSeat(f"no seat of game {game.id} belongs to your address"
-                          + (f" at position {index}" if index is not None else "")
-                          + "; GET /api/me/games lists yours")
+        raise NotYourSeat(
+            _("no seat of game %(game)s belongs to your address; GET /api/me/games lists "
+              "yours", game=game.id) if index is None
+            else _("no seat of game %(game)s belongs to your address at position %(seat)s; "
+                   "GET /api/me/games lists yours", game=game.id, seat=index))
     if len(mine) > 1:
-        raise SeveralSeats(f"you hold seats {', '.join(str(s.index) for s in mine)} in game "
-                           f"{game.id}; say which with {{\"seat\": N}}",
+        raise SeveralSeats(_("you hold seats %(seats)s in game %(game)s; say which with "
+                             "{\"seat\": N}", seats=", ".join(str(s.index) for s in mine),
+                             game=game.id),
                            seats=[s.index for s in mine])
     seat = mine[0]
     return {"game_id": game.id, "seat": seat.index, "name": seat.name,
@@ -427,16 +432,16 @@ def confirm_address(token: str) -> dict[str, Any]:
     game_id, seat_id, version, digest = (payload.get(k) for k in ("g", "p", "v", "e"))
     if not (isinstance(game_id, str) and isinstance(seat_id, str) and type(version) is int
             and isinstance(digest, str)):
-        raise NotAuthenticated("this is not a valid confirmation link for this server")
+        raise NotAuthenticated(_("this is not a valid confirmation link for this server"))
     with write_transaction():
         game = get_game(game_id, for_update=True)
         seat = find_seat(game, seat_id, None)
         if seat is None or seat.token_version != version:
-            raise NotAuthenticated("this confirmation link is no longer valid (the seat is "
-                                   "gone or its token was rotated); set the address again")
+            raise NotAuthenticated(_("this confirmation link is no longer valid (the seat is "
+                                     "gone or its token was rotated); set the address again"))
         if not seat.email or not tokens.address_matches(digest, email_key(seat.email)):
-            raise AddressChanged("the seat's address was changed again after this link was "
-                                 "sent; use the link sent to the newest address")
+            raise AddressChanged(_("the seat's address was changed again after this link was "
+                                   "sent; use the link sent to the newest address"))
         own(seat, seat.email)
         return {"game_id": game.id, "seat": seat.index, "email": seat.email,
                 "confirmed": True}
@@ -458,7 +463,7 @@ def set_settings(bearer: str | None, digest: bool | None,
             .with_for_update()
         ).scalar_one_or_none()
         if identity is None:  # its sessions outlived it (DELETE /api/me raced a request)
-            raise NotAuthenticated("this identity was deleted; sign in again")
+            raise NotAuthenticated(_("this identity was deleted; sign in again"))
         if "time_zone" in fields:
             identity.time_zone = time_zone
         if "language" in fields:

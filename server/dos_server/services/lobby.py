@@ -42,6 +42,7 @@ from dos_server.services.access import (
     Viewer,
     Written,
     check_game,
+    game_is,
     get_game,
     locked,
     require_host,
@@ -54,6 +55,7 @@ from dos_server.services.access import (
     snapshot,
 )
 from dos_server.services.play import deal
+from dos_server.services.words import N_, _, engine_detail
 
 # Bots a seat (or the timeout policy) may use: dos_engine.strategies.BOTS, the one list.
 BOT_STRATEGIES = tuple(BOTS)
@@ -134,20 +136,22 @@ def check_new_game(request: NewGame) -> tuple[Options, list[str | None], list[st
     seats, options, timeout_policy = request.seats, request.options, request.timeout_policy
     problems = _FieldProblems()
     if not 2 <= len(seats) <= 4:
-        problems.add(("seats",), "a game has 2 to 4 seats (RULES.md 2.1)")
+        problems.add(("seats",), _("a game has 2 to 4 seats (RULES.md 2.1)"))
     elif all(spec.bot for spec in seats):
-        problems.add(("seats",), "at least one seat must be a person, not a bot")
+        problems.add(("seats",), _("at least one seat must be a person, not a bot"))
     for index, spec in enumerate(seats):
         if spec.bot and spec.bot not in BOT_STRATEGIES:
             problems.add(("seats", str(index), "bot"),
-                         f"unknown bot {spec.bot!r}: choose from {', '.join(BOT_STRATEGIES)}")
+                         _("unknown bot %(bot)s: choose from %(bots)s", bot=repr(spec.bot),
+                           bots=", ".join(BOT_STRATEGIES)))
     if timeout_policy not in BOT_STRATEGIES:
-        problems.add(("timeout_policy",), f"must be one of {', '.join(BOT_STRATEGIES)}")
+        problems.add(("timeout_policy",), _("must be one of %(bots)s",
+                                            bots=", ".join(BOT_STRATEGIES)))
     parsed = Options()
     try:
         parsed = Options.from_dict(options)
     except InvalidOptionsError as error:
-        problems.add(("options",), str(error))
+        problems.add(("options",), engine_detail(error))
     names: list[str | None] = []
     emails: list[str | None] = []
     for index, spec in enumerate(seats):
@@ -159,7 +163,7 @@ def check_new_game(request: NewGame) -> tuple[Options, list[str | None], list[st
     for index, name in enumerate(names):  # unique per game, case-insensitively (bots too)
         if name and validation.name_key(name) in seen:
             problems.add(("seats", str(index), "name"),
-                         "every seat needs a different name (case does not count)")
+                         _("every seat needs a different name (case does not count)"))
         elif name:
             seen.add(validation.name_key(name))
     problems.raise_any()
@@ -221,38 +225,41 @@ def join_game(game_id: str, invite: str | None, code: str | None, name: str | No
     with write_transaction():
         game = get_game(game_id, for_update=True)
         if game.status in ("finished", "cancelled"):
-            raise GameClosed(f"game {game.id} is {game.status}")
+            raise GameClosed(game_is(game))
         if invite:
             claims = tokens.read("invite", invite)
             check_game(game, claims.game_id)
             seat = seat_named_by(game, claims)
             if seat.token_version != claims.version:
-                raise NotAuthenticated("this invite was revoked; ask the host for a new one")
+                raise NotAuthenticated(_("this invite was revoked; ask the host for a new one"))
             if seat.claimed:  # an invite is spent by its claim: nobody else gets the seat with it
-                raise SeatClaimed(f"{seat.name}'s seat was already claimed with this invite. On "
-                                  "another device, use your player token (dos-client token "
-                                  "set); if you lost it, ask the host to rotate the seat, which "
-                                  "revokes the old token and gives a new invite")
+                raise SeatClaimed(_("%(name)s's seat was already claimed with this invite. On "
+                                    "another device, use your player token (dos-client token "
+                                    "set); if you lost it, ask the host to rotate the seat, "
+                                    "which revokes the old token and gives a new invite",
+                                    name=seat.name))
         elif code:
             if not secrets.compare_digest(code.encode(), game.invite_code.encode()):
-                raise WrongInviteCode("that invite code is not this game's; check it with the "
-                                      "host")
+                raise WrongInviteCode(_("that invite code is not this game's; check it with "
+                                        "the host"))
             if not name:
-                raise InvalidInput("give a name to take an open seat with the invite code")
+                raise InvalidInput(_("give a name to take an open seat with the invite code"))
             open_seats = [s for s in game.seats if s.name is None]
             if not open_seats:
-                raise NoOpenSeat("every seat of this game is taken")
+                raise NoOpenSeat(_("every seat of this game is taken"))
             problems = _FieldProblems()
             name = problems.checked(("name",), validation.clean_name, name)
             taken = {validation.name_key(s.name) for s in game.seats if s.name}
             if name and validation.name_key(name) in taken:
-                problems.add(("name",), "every seat needs a different name (case does not count)")
+                problems.add(("name",),
+                             _("every seat needs a different name (case does not count)"))
             problems.raise_any()
             assert name is not None
             seat = open_seats[0]
             seat.name = name
         else:
-            raise InvalidInput("send either an invite token, or the invite code and a name")
+            raise InvalidInput(_("send either an invite token, or the invite code and a "
+                                 "name"))
         if invite and seat.owner_key is None:
             account.claim_by_invite(seat, claims)  # the invite sent to the seat's address
         seat.time_zone = seat.time_zone or time_zone  # the first one given stays until changed
@@ -285,11 +292,11 @@ def start_now(game_id: str, bearer: str | None) -> Written:
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         require_host(viewer)
-        _require_waiting(game, f"game {game.id} is {game.status}, not waiting for players")
+        _require_waiting(game, "start")
         filled = [s for s in game.seats if s.name is not None]
         if len(filled) < 2 or all(s.bot for s in filled):
-            raise NotEnoughPlayers("a game needs at least two filled seats, one of them a "
-                                   "person")
+            raise NotEnoughPlayers(_("a game needs at least two filled seats, one of them a "
+                                     "person"))
         for seat in [s for s in game.seats if s.name is None]:
             game.seats.remove(seat)
         _renumber(game)
@@ -302,8 +309,7 @@ def cancel(game_id: str, bearer: str | None) -> Written:
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         require_host(viewer)
-        _require_waiting(game, f"only a game that has not started can be cancelled; this one "
-                               f"is {game.status}")
+        _require_waiting(game, "cancel")
         game.status = "cancelled"
         game.version += 1
         return Written(snapshot(game), viewer)
@@ -314,12 +320,13 @@ def remove_seat(game_id: str, bearer: str | None, index: int) -> SeatRemoved:
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         require_host(viewer)
-        _require_waiting(game, "seats can only be removed before the game starts")
+        _require_waiting(game, "remove a seat")
         seat = seat_of(game, index)
         if len(game.seats) <= 2:
-            raise TooFewSeats("a game keeps at least two seats")
+            raise TooFewSeats(_("a game keeps at least two seats"))
         if all(other.bot for other in game.seats if other is not seat):
-            raise NoPersonLeft("removing this seat would leave only bots; a game needs a person")
+            raise NoPersonLeft(_("removing this seat would leave only bots; a game needs a "
+                                 "person"))
         game.seats.remove(seat)
         _renumber(game)
         deal_when_everyone_joined(game)
@@ -328,9 +335,17 @@ def remove_seat(game_id: str, bearer: str | None, index: int) -> SeatRemoved:
         return SeatRemoved(snapshot(game), viewer, invites)
 
 
-def _require_waiting(game: GameRow, detail: str) -> None:
-    if game.status != "waiting":
-        raise AlreadyStarted(detail)
+def _require_waiting(game: GameRow, doing: str) -> None:
+    """AlreadyStarted, saying why ``doing`` (start, cancel, remove a seat) needs a game that
+    waits for its players, unless it does."""
+    if game.status == "waiting":
+        return
+    if doing == "cancel":
+        raise AlreadyStarted(_("only a game that has not started can be cancelled; %(state)s",
+                               state=game_is(game)))
+    if doing == "remove a seat":
+        raise AlreadyStarted(_("seats can only be removed before the game starts"))
+    raise AlreadyStarted(_("%(state)s, not waiting for players", state=game_is(game)))
 
 
 def _renumber(game: GameRow) -> None:
@@ -397,8 +412,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             new_email = _seat_email(email)
             if not own_seat and seat.claimed and not seat.bot:
                 # An address opens its seat by signing in; only the player moves it.
-                raise NotYourSeat("once a seat is claimed only its player can change its "
-                                  "address")
+                raise NotYourSeat(_("once a seat is claimed only its player can change its "
+                                    "address"))
             changed = (validation.email_key(new_email) if new_email else None) != (
                 validation.email_key(seat.email) if seat.email else None)
             seat.email = new_email
@@ -453,6 +468,16 @@ def _invite_by_email(game: GameRow, seat: SeatRow) -> None:
 _T = TypeVar("_T")
 
 
+# netguard's refusals that are fixed sentences, read in the reader's language by
+# _check_webhook_url (the others name the URL's host or the resolver's error, in English).
+_NETGUARD = (
+    N_("only http and https URLs can receive webhooks"),
+    N_("the URL must not contain a user name or password; authenticate deliveries with the "
+       "webhook signature instead"),
+    N_("the URL has no host"),
+)
+
+
 def _check_webhook_url(url: str | None) -> None:
     """ValueError for a URL the worker may not call (private addresses, credentials; netguard)."""
     if not url:
@@ -460,7 +485,7 @@ def _check_webhook_url(url: str | None) -> None:
     try:
         netguard.check_webhook_url(url, bool(current_app.config["WEBHOOK_ALLOW_PRIVATE"]))
     except netguard.UnsafeUrl as error:
-        raise ValueError(str(error)) from None
+        raise ValueError(_(str(error))) from None  # its fixed sentences: _NETGUARD
 
 
 class _FieldProblems:
@@ -515,8 +540,9 @@ def start_vacation(game_id: str, bearer: str | None, days: int) -> dict[str, Any
         used = seat.vacation_used if seat.vacation_year == now.year else 0
         left = game.vacation_days - used
         if days > left:
-            raise NoVacationLeft(f"you have {left} vacation day(s) left this year in this game "
-                                 f"(the game allows {game.vacation_days})")
+            raise NoVacationLeft(_("you have %(left)s vacation day(s) left this year in this "
+                                   "game (the game allows %(allowed)s)", left=left,
+                                   allowed=game.vacation_days))
         seat.vacation_year = now.year
         seat.vacation_used = used + days
         pause = timedelta(days=days)

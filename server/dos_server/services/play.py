@@ -62,12 +62,14 @@ from dos_server.services.access import (
     Viewer,
     Written,
     engine_state,
+    game_is,
     locked,
     require_in_play,
     require_player,
     seat_of,
     snapshot,
 )
+from dos_server.services.words import _, engine_detail
 
 MAX_BOT_ACTIONS_PER_REQUEST = 20_000
 
@@ -164,7 +166,7 @@ def run_bots(game: GameRow, state: Game, in_worker: bool = False) -> list[EventR
     """
     seats = {seat.index: seat for seat in game.seats}
     rows: list[EventRow] = []
-    for _ in range(MAX_BOT_ACTIONS_PER_REQUEST):
+    for _step in range(MAX_BOT_ACTIONS_PER_REQUEST):
         if state.is_over:
             return rows
         seat = seats[state.current]
@@ -319,8 +321,9 @@ def submit_actions(
             stored = db.session.get(IdempotencyRow, (game.id, seat, idempotency_key))
             if stored is not None:
                 if stored.request_hash != request_hash:
-                    raise IdempotencyKeyReused("this Idempotency-Key was used for a different "
-                                               "request; use a new key for a new request")
+                    raise IdempotencyKeyReused(_("this Idempotency-Key was used for a "
+                                                 "different request; use a new key for a new "
+                                                 "request"))
                 return dict(stored.body)
         body = answer(apply_turn(game, seat, expected_version, actions, number))
         if idempotency_key:
@@ -342,11 +345,12 @@ def apply_turn(
     game and authenticated the seat, and owns the transaction: a domain error rolls it back).
     """
     if game.status != "active":
-        raise GameNotActive(f"game {game.id} is {game.status}")
+        raise GameNotActive(game_is(game))
     if expected_version != game.version:
-        raise StaleVersion(f"you sent version {expected_version} but the game is at version "
-                           f"{game.version}: someone moved first. Reload the game and choose "
-                           "again.", current_version=game.version)
+        raise StaleVersion(_("you sent version %(sent)s but the game is at version "
+                             "%(version)s: someone moved first. Reload the game and choose "
+                             "again.", sent=expected_version, version=game.version),
+                           current_version=game.version)
     state = engine_state(game)
     game.version += 1  # one version per committed request
     before = TurnMark.of(state)
@@ -370,20 +374,22 @@ def _numbered(state: Game, seat: int, number: int) -> Action:
     if not listed:  # not this seat's turn (or over): the engine words it, as for a typed one
         state.check(Draw(), seat)
     if not 1 <= number <= len(listed):
-        raise NoSuchAction(f"there are {len(listed)} legal actions; choose a number from 1 "
-                           f"to {len(listed)}")
+        raise NoSuchAction(_("there are %(count)s legal actions; choose a number from 1 to "
+                             "%(count)s", count=len(listed)))
     return listed[number - 1]
 
 
 def _rule_error(error: DosError) -> DomainError:
-    """The domain error of an engine error, whichever way the move was sent."""
+    """The domain error of an engine error, whichever way the move was sent, worded in the
+    reader's language (a rule error's detail without its rule: ``rule`` says it apart)."""
+    detail = engine_detail(error)
     if isinstance(error, AmbiguousActionError):
-        return AmbiguousAction(str(error), candidates=[a.text() for a in error.candidates])
+        return AmbiguousAction(detail, candidates=[a.text() for a in error.candidates])
     if isinstance(error, NotYourTurnError):
-        return NotYourTurn(error.detail, rule=error.rule)
+        return NotYourTurn(detail, rule=error.rule)
     if isinstance(error, IllegalActionError):
-        return IllegalAction(error.detail, rule=error.rule)
-    return InvalidAction(str(error))
+        return IllegalAction(detail, rule=error.rule)
+    return InvalidAction(detail)
 
 
 def resign(game_id: str, bearer: str | None) -> Written:
@@ -400,7 +406,7 @@ def resign_seat(game: GameRow, index: int) -> None:
     """Resign seat ``index`` of the locked ``game`` (the caller owns the transaction)."""
     seat = seat_of(game, index)
     if seat.resigned:
-        raise AlreadyResigned("you have already resigned")
+        raise AlreadyResigned(_("you have already resigned"))
     seat.resigned = True
     game.version += 1
     rows = [append_event(game, seat.index, "resigned", {})]

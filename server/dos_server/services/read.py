@@ -34,6 +34,8 @@ from dos_server.services.access import (
     seat_token,
 )
 from dos_server.services.archive import HistoryEvent
+from dos_server.services.words import _
+from dos_server.services.words import language as reader_language
 
 if TYPE_CHECKING:
     from dos_server.services.lobby import Created, Invite, Joined, SeatRemoved
@@ -110,19 +112,22 @@ def fairness_check(game: GameRow, state: Game | None = None) -> dict[str, Any] |
             "verified": None if seed is None else all(r["ok"] for r in rounds)}
 
 
-def legal_actions_body(game: GameLike[SeatLike], viewer: Viewer,
-                       state: Game | None = None) -> dict[str, Any]:
-    """The viewer's legal actions, numbered; 403 unless a seat's player, 409 before the start."""
+def legal_actions_body(game: GameLike[SeatLike], viewer: Viewer, state: Game | None = None,
+                       language: str | None = None) -> dict[str, Any]:
+    """The viewer's legal actions, numbered; 403 unless a seat's player, 409 before the start.
+
+    ``language`` is the descriptions' (default: the request's, ``Accept-Language``)."""
     seat = require_player(viewer, "list that seat's legal actions")
     state = state or engine_state(game)
     actions = state.legal_actions(seat) if game.status == "active" else []
+    language = language or reader_language()
     return {
         "version": game.version,
         "seat": seat,
         "your_turn": bool(actions) and state.current == seat,
         "actions": [
             {"number": number, "action": action.text(),
-             "description": state.describe(action, seat)}
+             "description": state.describe(action, seat, language)}
             for number, action in enumerate(actions, start=1)
         ],
     }
@@ -215,7 +220,8 @@ def actions_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
     require_player(viewer, "list that seat's legal actions")
     if game.status in ("waiting", "cancelled"):
         engine_state(game)  # not started: 409
-    return _tag("a", game, viewer, [game.status])
+    # The descriptions are in the reader's language: an answer is kept (and tagged) per language.
+    return _tag("a", game, viewer, [game.status, reader_language()])
 
 
 def _tag(kind: str, game: GameLike[SeatLike], viewer: Viewer, parts: list[Any]) -> str:
@@ -344,8 +350,8 @@ def event_out(row: HistoryEvent, viewer: Viewer) -> dict[str, Any]:
 
 def record_body(game: GameRow) -> dict[str, Any]:
     if game.status != "finished" or game.state is None:
-        raise GameNotFinished("a game's record (with its seed) is available once the game is "
-                              "over")
+        raise GameNotFinished(_("a game's record (with its seed) is available once the game "
+                                "is over"))
     state = Game.from_dict(game.state)
     record = GameRecord(state.players, state.seed, state.options,
                         tuple(archive.action_list(game)))

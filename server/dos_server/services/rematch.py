@@ -11,6 +11,7 @@ from __future__ import annotations
 from dos_server.errors import GameNotFinished, PlayersOnly
 from dos_server.services import lobby
 from dos_server.services.access import authenticate, get_game
+from dos_server.services.words import _
 
 
 def rematch(game_id: str, bearer: str | None) -> tuple[lobby.Created, int | None]:
@@ -18,9 +19,9 @@ def rematch(game_id: str, bearer: str | None) -> tuple[lobby.Created, int | None
     game = get_game(game_id)
     viewer = authenticate(game, bearer)
     if viewer.seat is None and not viewer.host:
-        raise PlayersOnly("only a player or the host of this game can start a rematch")
+        raise PlayersOnly(_("only a player or the host of this game can start a rematch"))
     if game.status != "finished":
-        raise GameNotFinished("a rematch can start once the game is over")
+        raise GameNotFinished(_("a rematch can start once the game is over"))
     seats = [lobby.SeatSpec(name=None if seat.bot else seat.name, email=seat.email,
                             bot=seat.bot) for seat in game.seats]
     created = lobby.create_game(lobby.NewGame(
