@@ -5,6 +5,7 @@ there, run by the full suite."""
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,14 @@ from babel.messages.pofile import read_po
 from dos_engine import translation
 
 ENGINE = Path(translation.__file__).resolve().parent
+
+# Translations that name a value the raise site passes besides the English template's own
+# (the card's code where English says its name, which is English words).
+EXTRA_VALUES = {
+    "Center Row card {position} is {name}: its number is declared (=7)": {"card"},
+    "Center Row card {position} is {name}: its colour is declared (=B)": {"card"},
+    "Center Row card {position} is {name}: it takes no declaration": {"card"},
+}
 
 
 def extracted() -> set[str]:
@@ -46,6 +55,8 @@ def test_every_marked_message_is_translated_in_every_shipped_catalog() -> None:
     messages = extracted()
     assert "{subject} called DOS" in messages  # the extraction itself works
     assert "match: {cards} on Center Row card {position} ({target})" in messages
+    assert "you may not draw after matching" in messages  # the rule errors' templates
+    assert "{message} (rule {rule})" in messages
     for path in catalogs():
         with path.open("rb") as po:
             catalog = read_po(po)
@@ -55,6 +66,8 @@ def test_every_marked_message_is_translated_in_every_shipped_catalog() -> None:
             translated = entry.string if isinstance(entry.string, str) else entry.string[0]
             assert translated, f"{path}: {message!r} is not translated"
             assert not entry.fuzzy, f"{path}: {message!r} is fuzzy"
+            extra = names(translated) - names(message) - EXTRA_VALUES.get(message, set())
+            assert not extra, f"{path}: {message!r} names {extra}, which its sentence has not"
 
 
 def test_each_compiled_catalog_is_its_po_file() -> None:
@@ -64,6 +77,12 @@ def test_each_compiled_catalog_is_its_po_file() -> None:
         with path.with_suffix(".mo").open("rb") as mo:
             compiled = {_key(m.id): _key(m.string) for m in read_mo(mo) if m.id}
         assert compiled == source, f"{path.with_suffix('.mo')} is stale: pybabel compile"
+
+
+def names(template: str) -> set[str]:
+    """The values a ``str.format`` template names."""
+    return {field for _text, field, _spec, _conv in string.Formatter().parse(template)
+            if field is not None}
 
 
 def _key(text: object) -> object:

@@ -1,18 +1,13 @@
 """The engine's errors in the reader's language: each is raised with an N_-marked English
 template and its values, ``str(error)`` stays the English sentence, and ``explain(error,
-language)`` reads it in the engine's own catalog (standard-library gettext), complete for every
-shipped language."""
+language)`` reads it in the engine's own catalog (standard-library gettext). That the catalog is
+complete is test_engine_catalog.py's to check."""
 
 from __future__ import annotations
 
-import string
 from pathlib import Path
 
 import pytest
-from babel.messages.extract import extract_from_dir
-from babel.messages.frontend import parse_mapping_cfg
-from babel.messages.mofile import read_mo
-from babel.messages.pofile import read_po
 
 import dos_engine
 from dos_engine import Card, Catch, Game, Match, Options
@@ -26,68 +21,8 @@ from dos_engine.errors import (
     message,
 )
 from dos_engine.options import InvalidOptionsError
-from dos_engine.translation import LOCALE, shipped_languages
 
 ENGINE = Path(dos_engine.__file__).resolve().parent
-
-# Translations that name a value the raise site passes besides the English template's own
-# (the card's code where English says its name, which is English words).
-EXTRA_VALUES = {
-    "Center Row card {position} is {name}: its number is declared (=7)": {"card"},
-    "Center Row card {position} is {name}: its colour is declared (=B)": {"card"},
-    "Center Row card {position} is {name}: it takes no declaration": {"card"},
-}
-
-
-def extracted() -> set[str]:
-    """Every message the engine marks, as ``pybabel extract -F server/dos_engine/babel.cfg``
-    finds them."""
-    with (ENGINE / "babel.cfg").open() as cfg:
-        method_map, options_map = parse_mapping_cfg(cfg)
-    return {message if isinstance(message, str) else message[0]
-            for _f, _l, message, _c, _x in extract_from_dir(
-                str(ENGINE), method_map, options_map, keywords={"N_": None})}
-
-
-def catalogs() -> list[Path]:
-    return sorted(LOCALE.glob("*/LC_MESSAGES/dos_engine.po"))
-
-
-def names(template: str) -> set[str]:
-    return {field for _text, field, _spec, _conv in string.Formatter().parse(template)
-            if field is not None}
-
-
-def test_lao_is_shipped() -> None:
-    assert "lo" in shipped_languages()
-    assert [p.parent.parent.name for p in catalogs()] == ["lo"]
-
-
-def test_every_error_template_is_translated_in_every_shipped_catalog() -> None:
-    messages = extracted()
-    assert "you may not draw after matching" in messages  # the extraction itself works
-    assert "{message} (rule {rule})" in messages
-    for path in catalogs():
-        with path.open("rb") as po:
-            catalog = read_po(po)
-        for text in messages:
-            entry = catalog.get(text)
-            assert entry is not None, f"{path}: {text!r} is not in the catalog (pybabel update)"
-            assert entry.string, f"{path}: {text!r} is not translated"
-            assert not entry.fuzzy, f"{path}: {text!r} is fuzzy"
-            translated = entry.string if isinstance(entry.string, str) else entry.string[0]
-            extra = names(translated) - names(text) - EXTRA_VALUES.get(text, set())
-            assert not extra, f"{path}: {text!r} names {extra}, which its sentence has not"
-
-
-def test_each_compiled_catalog_is_its_po_file() -> None:
-    for path in catalogs():
-        with path.open("rb") as po:
-            source = {m.id: m.string for m in read_po(po) if m.id}
-        with path.with_suffix(".mo").open("rb") as mo:
-            compiled = {m.id: m.string for m in read_mo(mo) if m.id}
-        assert compiled == source, f"{path.with_suffix('.mo')} is stale: pybabel compile -D dos_engine"
-
 
 def refused(game: Game, text: str, seat: int | None = None) -> DosError:
     with pytest.raises(DosError) as info:
