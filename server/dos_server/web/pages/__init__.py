@@ -4,9 +4,21 @@
 controls), ``join`` (joining and signing in to a seat), ``table`` (the game, moves, history,
 record, the live-update long-poll), ``settings`` (the seat's settings), ``mailed`` (the pages
 an email's link opens besides the table), ``emailed_move`` (a your-turn email's move, in
-two taps), ``install`` (the web app manifest, for a phone's home screen).
+two taps), ``install`` (the web app manifest, for a phone's home screen), ``zone`` (the
+browser's time zone, filling a seat's or an identity's the first time).
 """
 
-from dos_server.web.pages import emailed_move, home, host, install, join, mailed, me, settings, table
+from dos_server.web.pages import (
+    emailed_move,
+    home,
+    host,
+    install,
+    join,
+    mailed,
+    me,
+    settings,
+    table,
+    zone,
+)
 
-__all__ = ["emailed_move", "home", "host", "install", "join", "mailed", "me", "settings", "table"]
+__all__ = ["emailed_move", "home", "host", "install", "join", "mailed", "me", "settings", "table", "zone"]

@@ -89,10 +89,20 @@ function announce(table, own) {
   live.textContent = lines.join(". ").replace(/\.\./g, ".");
 }
 
+// A time shown in UTC because the reader chose no zone: in the browser's zone and the
+// page's language, with the zone's name (as dos.js does on the first load).
 function localTimes(root) {
+  let zone = "UTC";
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"; } catch (error) { zone = "UTC"; }
   root.querySelectorAll("time[data-local]").forEach((el) => {
     const when = new Date(el.getAttribute("datetime"));
-    if (!isNaN(when)) { el.textContent = when.toLocaleString(); }
+    if (isNaN(when)) { return; }
+    try {
+      el.textContent = when.toLocaleString(document.documentElement.lang || undefined,
+        {dateStyle: "full", timeStyle: "short"}) + " (" + zone + ")";
+    } catch (error) {
+      el.textContent = when.toLocaleString();
+    }
   });
 }
 
