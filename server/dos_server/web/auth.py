@@ -201,14 +201,15 @@ def resolve(game_id: str, token: str) -> SignIn:
         if _is_expired(problem_of(error)):
             raise NotAuthenticated(
                 _("this sign-in link has expired: open the link in the newest email of this "
-                  "game, or sign in with your player token")) from None
+                  "game, or sign in with your player token"), link="expired") from None
         claims = None
     if claims is not None:
         access.check_game(game, claims.game_id)
         seat = access.seat_named_by(game, claims)
         if seat.token_version != claims.version:
             raise NotAuthenticated(_("this sign-in link was revoked (the seat's token was "
-                                     "rotated); use the link in the newest email"))
+                                     "rotated); use the link in the newest email"),
+                                   link="revoked")
         return SignIn(seat.name or _("seat %(number)s", number=seat.index + 1),
                       player_token=access.seat_token("player", game, seat))
     viewer = access.authenticate(game, token)
@@ -229,7 +230,8 @@ def invite_seat_name(game_id: str, invite: str) -> str:
     access.check_game(game, claims.game_id)
     seat = access.seat_named_by(game, claims)
     if seat.token_version != claims.version:
-        raise NotAuthenticated(_("this invite was revoked; ask the host for a new one"))
+        raise NotAuthenticated(_("this invite was revoked; ask the host for a new one"),
+                               link="revoked")
     return seat.name or _("seat %(number)s", number=seat.index + 1)
 
 

@@ -40,8 +40,9 @@ def _heading(problem: Problem, status: int) -> str:
     if status == 400:
         return str(_("This link is not valid"))
     if status == 410:
-        return str(_("This link has expired") if "expired" in problem.detail
-                   else _("This link no longer works"))
+        # ``link``: what the web's own refusals say (their detail is in the reader's language)
+        expired = problem.extra.get("link") == "expired" or "expired" in problem.detail
+        return str(_("This link has expired") if expired else _("This link no longer works"))
     return str(_("Game not found")) if status == 404 else problem.title
 
 
