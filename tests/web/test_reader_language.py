@@ -8,20 +8,25 @@ from __future__ import annotations
 import re
 from html import unescape
 
+from browsing import Site, browser, new_page, site
+from browsing import sign_in as browser_sign_in
 from flask import Flask
 from flask.testing import FlaskClient
+from playwright.sync_api import Browser, expect
 from web_helpers import ANN, BOB, account_sign_in, csrf_of, join_api, post, sign_in
 
 from dos_server.extensions import db
 from dos_server.models import IdentityRow, SeatRow
 from dos_server.validation import email_key
 
+__all__ = ["browser", "site"]  # the fixtures, for pytest to find in this module
+
 ENGLISH = {"Accept-Language": "en"}
 
 
-def _game(app: Flask) -> str:
+def _game(app: Flask, api: FlaskClient | None = None) -> str:
     """ann (ANN's seat 0) and bob, both joined, 2 hours a turn."""
-    api = app.test_client()
+    api = api or app.test_client()
     answer = api.post("/api/games", json={"seats": [{"name": "ann", "email": ANN},
                                                     {"name": "bob", "email": BOB}],
                                           "turn_time_limit": 7200})
@@ -122,3 +127,18 @@ def test_me_is_in_the_identitys_language_and_zone(app: Flask) -> None:
     page = _page(browser, "/me")
     assert '<html lang="lo">' in page
     assert "ເກມທັງໝົດຂອງທ່ານ" in page
+
+
+def test_the_page_sends_the_browsers_zone_and_shows_times_in_it(browser: Browser,
+                                                                 site: Site) -> None:
+    game_id = _game(site.app, site.api)
+    page = new_page(browser, timezone_id="Asia/Vientiane", locale="en")
+    with page.expect_response(lambda r: r.url.endswith(f"/games/{game_id}/zone")) as sent:
+        browser_sign_in(page, site, game_id, 0, "ann")
+    assert sent.value.status == 204
+    deadline = page.locator("p.deadline time")
+    expect(deadline).to_contain_text("(Asia/Vientiane)")  # the script's, in the browser's zone
+    assert _seat_zone(site.app, game_id) == "Asia/Vientiane"
+    page.reload()  # the server's words now: the seat's zone, with its offset
+    expect(deadline).to_contain_text("(Asia/Vientiane, UTC+7)")
+    page.context.close()

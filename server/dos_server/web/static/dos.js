@@ -8,8 +8,11 @@
   try { browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { browserZone = ""; }
 
   // A time shown in UTC because the reader chose no zone: in the browser's, in the page's
-  // language, with the zone's name.
-  document.querySelectorAll("time[data-local]").forEach(function (el) {
+  // language, with the zone's name (where the browser knows that language's dates; else the
+  // server's words stay, in UTC, until the zone sent below is stored).
+  var known = false;
+  try { known = !lang || Intl.DateTimeFormat.supportedLocalesOf([lang]).length > 0; } catch (e) { known = false; }
+  if (known) document.querySelectorAll("time[data-local]").forEach(function (el) {
     var when = new Date(el.getAttribute("datetime"));
     if (isNaN(when)) { return; }
     try {
