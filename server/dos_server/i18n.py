@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from flask import Flask, current_app, request
-from flask_babel import Babel, force_locale, get_locale
+from flask import Flask, current_app, g, request
+from flask_babel import Babel, force_locale, get_locale, refresh
 
 TRANSLATIONS = Path(__file__).parent / "translations"
 DEFAULT_LANGUAGE = "en"  # the messages' own language: it needs no catalog
@@ -61,8 +61,27 @@ def browser_language() -> str | None:
 
 
 def request_locale() -> str:
-    """The language a request is answered in: the browser's, else English."""
-    return browser_language() or DEFAULT_LANGUAGE
+    """The language a request is answered in: the reader's own, when the page knows it (a
+    seat's stored language on that seat's pages, a signed-in identity's on its pages: see
+    :func:`read_in`), else the browser's (``Accept-Language``), else English."""
+    own = g.get(_OWN_LANGUAGE)
+    return str(own) if own else browser_language() or DEFAULT_LANGUAGE
+
+
+_OWN_LANGUAGE = "dos_language"
+
+
+def read_in(language: str | None) -> str | None:
+    """Answer the rest of this request in the reader's stored ``language`` (a seat's, an
+    identity's); one not shipped, or None, leaves it to the browser. Returns the language
+    chosen, or None."""
+    shipped = shipped_language(language)
+    if shipped is None:
+        return None
+    if g.get(_OWN_LANGUAGE) != shipped:
+        setattr(g, _OWN_LANGUAGE, shipped)
+        refresh()  # Flask-Babel keeps the locale of the request once asked: ask again
+    return shipped
 
 
 babel = Babel()

@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from flask.testing import FlaskClient
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from web_helpers import api_game, api_view, join_api, signin_link
 
+from dos_server import i18n
 from testkit import build_app, dispose, serving
 
 CHROMIUM = os.environ.get("DOS_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -79,15 +80,28 @@ def any_site(db_url: str) -> Iterator[Site]:
     yield from _site(db_url)
 
 
+LANGUAGES = ("en", "lo")  # the shipped languages the browser tests read the pages in
+
+
+def words(language: str) -> Callable[[str], str]:
+    """The server catalog's gettext for ``language``: what a page says for an English message
+    (tests find buttons by the words a person reads)."""
+    from babel.support import Translations
+
+    return Translations.load(str(i18n.TRANSLATIONS), [language]).gettext
+
+
 def new_page(browser: Browser, **options: Any) -> Page:
     return browser.new_context(**options).new_page()
 
 
-def sign_in(page: Page, site: Site, game_id: str, seat: int, name: str) -> None:
-    """Follow a your-turn email's link and press Continue."""
+def sign_in(page: Page, site: Site, game_id: str, seat: int, name: str,
+            language: str = "en") -> None:
+    """Follow a your-turn email's link and press Continue (the page in ``language``)."""
+    say = words(language)
     page.goto(site.link(game_id, seat))
-    page.get_by_role("button", name=f"Continue as {name}").click()
-    expect(page.get_by_text(f"{name} (you)")).to_be_visible()
+    page.get_by_role("button", name=say("Continue as %(name)s") % {"name": name}).click()
+    expect(page.get_by_text(say("%(name)s (you)") % {"name": name})).to_be_visible()
     assert page.url == f"{site.base}/games/{game_id}"  # the token left the address bar
     assert "token" not in page.evaluate("document.referrer + location.href")
 

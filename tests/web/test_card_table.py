@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browsing import Site, axe_script, browser, new_page, sign_in, site
+from browsing import Site, axe_script, browser, new_page, sign_in, site, words
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from testkit import ROOT
@@ -335,25 +335,35 @@ def test_no_serious_accessibility_violations_on_the_card_table_and_game_over(
     page.context.close()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize(("scheme", "language"), [("light", "en"), ("dark", "en"), ("light", "lo")])
 def test_the_table_at_360_and_1280_in_light_and_dark(browser: Browser, site: Site,
-                                                      tmp_path: Path, scheme: str) -> None:
+                                                      tmp_path: Path, scheme: str,
+                                                      language: str) -> None:
     """The README's screenshots (``UPDATE_SCREENSHOTS=1`` writes them to docs/): a turn with
-    a card picked and the Center Row cards it matches marked."""
+    a card picked and the Center Row cards it matches marked; in Lao too (table-360-lo.png),
+    its script drawn by a Lao font of the stack and nothing wider than the window."""
     game_id, _ = site.game([{"name": "alice"}, {"bot": "greedy"}, {"bot": "random"}])
     backgrounds = set()
     for width, height in ((360, 740), (1280, 900)):
         page = new_page(browser, viewport={"width": width, "height": height},
-                        color_scheme=scheme, has_touch=width < 400, is_mobile=width < 400)
-        sign_in(page, site, game_id, 0, "alice")
+                        color_scheme=scheme, has_touch=width < 400, is_mobile=width < 400,
+                        locale=language)
+        sign_in(page, site, game_id, 0, "alice", language)
         page.goto(f"{site.base}/games/{game_id}")
         expect(page.locator("#play .center-row")).to_be_visible()
         picked = page.locator("#play label.pick-card").first
+        if not picked.count():  # a deal with nothing to match: draw, then pick a card to add
+            page.get_by_role("button", name=words(language)("Draw a card")).click()
+            expect(picked).to_be_visible()
         picked.click()
         expect(page.locator("#play .pick").first).to_be_checked()
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         backgrounds.add(page.evaluate("getComputedStyle(document.body).backgroundColor"))
-        shot = tmp_path / f"table-{width}-{scheme}.png"
+        if language != "en":
+            assert page.evaluate("document.documentElement.lang") == language
+            assert page.evaluate("document.fonts.check('16px \"Phetsarath OT\"', 'ແຖວກາງ')")
+        shot = tmp_path / (f"table-{width}-{scheme}.png" if language == "en"
+                           else f"table-{width}-{language}.png")
         page.screenshot(path=str(shot), full_page=width > 400)
         assert shot.stat().st_size > 10_000
         if os.environ.get("UPDATE_SCREENSHOTS"):

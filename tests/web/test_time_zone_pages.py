@@ -55,9 +55,16 @@ def test_the_settings_page_sets_the_zone(app: Flask) -> None:
     assert '<option value="lo" selected>' in page
 
     assert post(browser, f"{settings}/vacation", {"days": "1"}, page=settings).status_code == 303
-    page = unescape(browser.get(settings).get_data(as_text=True))
-    assert re.search(r"paused until \w+day \d+ \w+( \d{4})?, \d\d:\d\d "
-                     r"\(Asia/Vientiane, UTC\+7\)", page), page
+    # The seat reads Lao now: its pages are in Lao, whatever the browser asks for.
+    page = unescape(browser.get(settings, headers={"Accept-Language": "en"}).get_data(as_text=True))
+    assert '<html lang="lo">' in page
+    assert re.search(r"ໂມງຂອງທ່ານຢຸດໄວ້ຈົນຮອດ [^<]*\d\d:\d\d[^<]*\(Asia/Vientiane, UTC\+7\)",
+                     page), page
+    table = unescape(browser.get(f"/games/{game_id}").get_data(as_text=True))
+    assert re.search(r"ຕານີ້ໝົດເວລາ <time [^>]*>[^<]*\d\d:\d\d[^<]*"
+                     r"\(Asia/Vientiane, UTC\+7\)</time>", table), table
+    english = post(browser, f"{settings}/notifications", {"language": "en"}, page=settings)
+    assert english.status_code == 303
     table = unescape(browser.get(f"/games/{game_id}").get_data(as_text=True))
     assert re.search(r"Turn ends <time [^>]*>\w+day \d+ \w+( \d{4})?, \d\d:\d\d "
                      r"\(Asia/Vientiane, UTC\+7\)</time>", table), table

@@ -3,7 +3,8 @@ front end (``every_page``) at each width, its document no wider than the window.
 
 from __future__ import annotations
 
-from browsing import Site, browser, site
+import pytest
+from browsing import LANGUAGES, Site, browser, site
 from every_page import tour
 from playwright.sync_api import Browser
 
@@ -12,9 +13,10 @@ __all__ = ["browser", "site"]  # the fixtures, for pytest to find in this module
 WIDTHS = (320, 360, 390, 768, 1280)
 
 
-def test_no_page_is_wider_than_the_window(browser: Browser, site: Site) -> None:
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_no_page_is_wider_than_the_window(browser: Browser, site: Site, language: str) -> None:
     too_wide = []
-    for visit, page in tour(browser, site):
+    for visit, page in tour(browser, site, language):
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 800})
             found = page.evaluate("""() => {

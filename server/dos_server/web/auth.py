@@ -26,6 +26,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 from urllib.parse import urlsplit
 
 from flask import current_app, request, session
+from flask_babel import gettext as _
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from dos_server import tokens, urls
@@ -199,22 +200,23 @@ def resolve(game_id: str, token: str) -> SignIn:
     except DomainError as error:
         if _is_expired(problem_of(error)):
             raise NotAuthenticated(
-                "this sign-in link has expired: open the link in the newest email of this "
-                "game, or sign in with your player token") from None
+                _("this sign-in link has expired: open the link in the newest email of this "
+                  "game, or sign in with your player token"), link="expired") from None
         claims = None
     if claims is not None:
         access.check_game(game, claims.game_id)
         seat = access.seat_named_by(game, claims)
         if seat.token_version != claims.version:
-            raise NotAuthenticated("this sign-in link was revoked (the seat's token was "
-                                   "rotated); use the link in the newest email")
-        return SignIn(seat.name or f"seat {seat.index + 1}",
+            raise NotAuthenticated(_("this sign-in link was revoked (the seat's token was "
+                                     "rotated); use the link in the newest email"),
+                                   link="revoked")
+        return SignIn(seat.name or _("seat %(number)s", number=seat.index + 1),
                       player_token=access.seat_token("player", game, seat))
     viewer = access.authenticate(game, token)
     if viewer.host:
-        return SignIn("the host", host_token=token)
+        return SignIn(_("the host"), host_token=token)
     seat = access.seat_of(game, viewer.seat if viewer.seat is not None else -1)
-    return SignIn(seat.name or f"seat {seat.index + 1}", player_token=token)
+    return SignIn(seat.name or _("seat %(number)s", number=seat.index + 1), player_token=token)
 
 
 def _is_expired(problem: Problem) -> bool:
@@ -228,8 +230,9 @@ def invite_seat_name(game_id: str, invite: str) -> str:
     access.check_game(game, claims.game_id)
     seat = access.seat_named_by(game, claims)
     if seat.token_version != claims.version:
-        raise NotAuthenticated("this invite was revoked; ask the host for a new one")
-    return seat.name or f"seat {seat.index + 1}"
+        raise NotAuthenticated(_("this invite was revoked; ask the host for a new one"),
+                               link="revoked")
+    return seat.name or _("seat %(number)s", number=seat.index + 1)
 
 
 def same_origin() -> bool:
@@ -272,8 +275,8 @@ def origin_checked(view: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(view)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
         if not same_origin():
-            raise Problem(403, "cross-site", "Cross-site request",
-                          "send this form from the page the email's link opens")
+            raise Problem(403, "cross-site", _("Cross-site request"),
+                          _("send this form from the page the email's link opens"))
         return view(*args, **kwargs)
 
     setattr(checked, ORIGIN_CHECKED, True)
@@ -290,9 +293,9 @@ def check_csrf() -> None:
         nonce = None
     if not isinstance(expected, str) or not isinstance(nonce, str) or not secrets.compare_digest(
             nonce, expected):
-        raise Problem(403, "csrf", "This form has expired",
-                      "the form was not sent from this site's page, or the page is too old: "
-                      "reload the page and try again")
+        raise Problem(403, "csrf", _("This form has expired"),
+                      _("the form was not sent from this site's page, or the page is too old: "
+                        "reload the page and try again"))
 
 
 __all__ = [

@@ -8,18 +8,43 @@ from typing import Any
 
 import marshmallow as ma
 from flask import Response
+from flask_babel import gettext
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from werkzeug.wrappers import Response as BaseResponse
 
 from dos_server.problems import Problem
 from dos_server.services import lobby
 
 Page = str | Response | BaseResponse | tuple[str, int]  # what a view may return
-TIME_LIMITS = [("", "no time limit"), ("300", "5 minutes"), ("3600", "1 hour"),
-               ("21600", "6 hours"), ("86400", "1 day"), ("259200", "3 days"),
-               ("604800", "1 week"), ("1209600", "2 weeks"), ("5184000", "60 days")]
+TIME_LIMITS = [("", _l("no time limit")), ("300", _l("5 minutes")), ("3600", _l("1 hour")),
+               ("21600", _l("6 hours")), ("86400", _l("1 day")), ("259200", _l("3 days")),
+               ("604800", _l("1 week")), ("1209600", _l("2 weeks")), ("5184000", _l("60 days"))]
 
 
 BOTS = list(lobby.BOTS.items())  # (name, what the form says), as the API offers them
+# What a page calls each bot (the engine's BOTS are the API's English words).
+BOT_NAMES = {"random": _l("random bot"), "greedy": _l("greedy bot"),
+             "search-1": _l("search bot (1 ply)"), "search-2": _l("search bot (2 plies)"),
+             "search-3": _l("search bot (3 plies)")}
+# marshmallow's own messages, as a page shows them (the API's stay English).
+MARSHMALLOW_MESSAGES = (
+    _l("Missing data for required field."), _l("Field may not be null."),
+    _l("Not a valid integer."), _l("Not a valid string."), _l("Not a valid boolean."),
+    _l("Not a valid email address."), _l("Not a valid URL."), _l("Unknown field."),
+    _l("Invalid input type."), _l("Not a valid number."),
+)
+
+
+def bot_name(name: str) -> str:
+    """A bot strategy as a page names it; an unknown one as it is."""
+    return str(BOT_NAMES.get(name, name))
+
+
+def page_message(message: str) -> str:
+    """A message of a service or of marshmallow in the page's language, when the catalog has
+    it (one built from values, "Length must be between 1 and 40.", stays as it is)."""
+    return gettext(message) if message else message
 
 
 def whole_number(text: str, low: int = -(2**31), high: int = 2**31 - 1) -> int | None:
@@ -47,8 +72,8 @@ def error_paths(errors: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple
 
 def field_messages(errors: Any) -> list[str]:
     """marshmallow's nested error messages as 'field: message' lines."""
-    return [f"{'.'.join(path).replace('_', ' ')}: {message}"
-            for path, message in error_paths(errors)]
+    return [_("%(field)s: %(message)s", field=".".join(path).replace("_", " "),
+              message=page_message(message)) for path, message in error_paths(errors)]
 
 
 class FieldErrors:
@@ -63,6 +88,7 @@ class FieldErrors:
         return bool(self.fields or self.general)
 
     def add(self, field: str | None, message: str) -> None:
+        message = page_message(message)
         if field is None:
             self.general.append(message)
         elif message not in self.fields.setdefault(field, []):
@@ -106,7 +132,7 @@ def lobby_name(name: str | None) -> str:
     try:
         JoinIn().load({"name": name or ""})
     except ma.ValidationError as error:
-        raise Problem(422, "invalid-input", "Invalid name",
+        raise Problem(422, "invalid-input", _("Invalid name"),
                       "; ".join(field_messages(error.messages)),
                       errors={"json": error.messages}) from None
     return str(name)

@@ -2,13 +2,13 @@
 put into words by ``dos_engine.wording``, as in the emails and the client).
 
 Everything here is a pure function of the bodies that :mod:`dos_server.services.read` answers,
-so the pages show exactly what the API shows.
+so the pages show exactly what the API shows. The functions that put events into words take the
+page's ``language`` (``i18n.page_language()``), for the engine's wording in that language.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from dos_engine.actions import Add, Catch, Match, Place, parse_action
@@ -16,11 +16,12 @@ from dos_engine.errors import InvalidActionError
 from dos_engine.wording import describe
 
 
-def history_lines(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
-    """The events worth a line, with their time and sequence number."""
+def history_lines(events: Sequence[dict[str, Any]], names: Sequence[str],
+                  language: str = "en") -> list[dict[str, Any]]:
+    """The events worth a line, with their time and sequence number, in ``language``."""
     lines = []
     for event in events:
-        text = describe(event, names)
+        text = describe(event, names, language=language)
         if text is not None:
             lines.append({"seq": event.get("seq"), "at": event.get("at"), "text": text,
                           "kind": event["kind"]})
@@ -28,26 +29,29 @@ def history_lines(events: Sequence[dict[str, Any]], names: Sequence[str]) -> lis
 
 
 def since_last_visit(events: Sequence[dict[str, Any]], names: Sequence[str], me: int | None,
-                     limit: int = 12) -> tuple[list[str], int]:
-    """What others did since the seat last looked (its own moves left out), and how many more."""
+                     limit: int = 12, language: str = "en") -> tuple[list[str], int]:
+    """What others did since the seat last looked (its own moves left out), and how many more,
+    in ``language``."""
     lines = []
     for event in events:
         if event.get("seat") == me and event["kind"] in ("matched", "added", "placed",
                                                          "turn_ended", "dos_called"):
             continue
-        text = describe(event, names, me)
+        text = describe(event, names, me, language)
         if text is not None:
             lines.append(text)
     return lines[:limit], max(0, len(lines) - limit)
 
 
-def own_lines(events: Sequence[dict[str, Any]], names: Sequence[str], me: int | None) -> list[str]:
-    """What the seat's own move did, in words ("You matched R5 (Center Row card 2) with Y5")."""
+def own_lines(events: Sequence[dict[str, Any]], names: Sequence[str], me: int | None,
+              language: str = "en") -> list[str]:
+    """What the seat's own move did, in words ("You matched R5 (Center Row card 2) with Y5"),
+    in ``language``."""
     lines = []
     for event in events:
         if event.get("seat") == me and event["kind"] in ("matched", "added", "placed", "drew",
                                                          "dos_called", "caught"):
-            text = describe(event, names, me)
+            text = describe(event, names, me, language)
             if text is not None:
                 lines.append(text)
     return lines
@@ -119,9 +123,4 @@ def card_table(view: dict[str, Any] | None, actions: dict[str, Any] | None,
     }
 
 
-def utc_text(when: datetime) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-__all__ = ["card_table", "history_lines", "low_hands", "own_lines", "since_last_visit",
-           "utc_text"]
+__all__ = ["card_table", "history_lines", "low_hands", "own_lines", "since_last_visit"]

@@ -4,11 +4,24 @@
 controls), ``join`` (joining and signing in to a seat), ``table`` (the game, moves, history,
 record, the live-update long-poll), ``settings`` (the seat's settings), ``mailed`` (the pages
 an email's link opens besides the table), ``emailed_move`` (a your-turn email's move, in
-two taps), ``install`` (the web app manifest, for a phone's home screen), ``rules`` (the
+two taps), ``install`` (the web app manifest, for a phone's home screen), ``zone`` (the
+browser's time zone, filling a seat's or an identity's the first time), ``rules`` (the
 players' rules, in the reader's language).
 """
 
-from dos_server.web.pages import emailed_move, home, host, install, join, mailed, me, rules, settings, table
+from dos_server.web.pages import (
+    emailed_move,
+    home,
+    host,
+    install,
+    join,
+    mailed,
+    me,
+    rules,
+    settings,
+    table,
+    zone,
+)
 
 __all__ = ["emailed_move", "home", "host", "install", "join", "mailed", "me", "rules", "settings",
-           "table"]
+           "table", "zone"]

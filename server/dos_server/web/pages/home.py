@@ -6,6 +6,7 @@ from typing import Any
 
 import marshmallow as ma
 from flask import current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
@@ -33,7 +34,7 @@ def browser_games() -> list[dict[str, Any]]:
             continue
         body = read.game_body(game, access.Viewer())
         mine.append({"id": game_id, "status": body["status"],
-                     "names": [s["name"] or "open seat" for s in body["seats"]],
+                     "names": [s["name"] or _("open seat") for s in body["seats"]],
                      "host": auth.host_token(game_id) is not None,
                      "seat": auth.player_token(game_id) is not None})
     return mine
@@ -91,7 +92,7 @@ def create_game() -> Page:
         seat_rows.append(index)
         if kind == "person":
             if not name:
-                errors.add(f"seat{index}_name", "give the person a name (or make it an open seat)")
+                errors.add(f"seat{index}_name", _("give the person a name (or make it an open seat)"))
             if form.get("me") == str(index):
                 me_index = len(seats)
             seats.append({**({"name": name} if name else {}), **({"email": email} if email else {}),
@@ -101,7 +102,7 @@ def create_game() -> Page:
         elif kind in lobby.BOT_STRATEGIES:
             seats.append({"bot": kind})
         else:
-            errors.add(f"seat{index}_kind", "choose a person, a bot, an open seat or nobody")
+            errors.add(f"seat{index}_kind", _("choose a person, a bot, an open seat or nobody"))
             seats.append({})
 
     def field_of(path: tuple[str, ...]) -> str | None:
@@ -119,23 +120,23 @@ def create_game() -> Page:
         payload["title"] = str(form["title"])
     target = whole_number(str(form.get("target_score", "")))
     if target is None:
-        errors.add("target_score", "a whole number, e.g. 200")
+        errors.add("target_score", _("a whole number, e.g. %(example)s", example=200))
     else:
         payload["options"]["target_score"] = target
     limit = str(form.get("turn_time_limit", ""))
     if limit:
         payload["turn_time_limit"] = whole_number(limit)
         if payload["turn_time_limit"] is None:
-            errors.add("turn_time_limit", "choose one from the list")
+            errors.add("turn_time_limit", _("choose one from the list"))
     payload["timeout_policy"] = str(form.get("timeout_policy", ""))
     forfeit = str(form.get("forfeit_after", "")).strip()
     if forfeit:  # empty: never forfeited
         payload["forfeit_after"] = whole_number(forfeit)
         if payload["forfeit_after"] is None:
-            errors.add("forfeit_after", "a whole number of timeouts (1 to 100), or empty for never")
+            errors.add("forfeit_after", _("a whole number of timeouts (1 to 100), or empty for never"))
     vacation = whole_number(str(form.get("vacation_days", "")))
     if vacation is None:
-        errors.add("vacation_days", "a whole number of days a year (0 to 60)")
+        errors.add("vacation_days", _("a whole number of days a year (0 to 60)"))
     else:
         payload["vacation_days"] = vacation
     loaded = None
@@ -162,6 +163,6 @@ def create_game() -> Page:
         refused.add_problem(problem, field_of)
         return _new_page(form, refused, problem.status)
     host_and_sit(created, me_index)
-    flash("Game created. Send each player their invite link; the game starts when every "
-          "seat is filled, or when you start it.")
+    flash(_("Game created. Send each player their invite link; the game starts when every "
+            "seat is filled, or when you start it."))
     return redirect(url_for("web.host", game_id=created.game.id), 303)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import flash, redirect, render_template, url_for
+from flask_babel import gettext as _
 
 from dos_server import urls
 from dos_server.problems import Problem
@@ -25,9 +26,9 @@ def host_and_sit(created: lobby.Created, seat: int | None) -> None:
 def _host_token(game_id: str) -> str:
     token = auth.host_token(game_id)
     if token is None:
-        raise Problem(403, "host-only", "Host only",
-                      "only the browser that created this game holds its host controls "
-                      "(or sign in with the host token)")
+        raise Problem(403, "host-only", _("Host only"),
+                      _("only the browser that created this game holds its host controls "
+                        "(or sign in with the host token)"))
     return token
 
 
@@ -50,19 +51,19 @@ def host(game_id: str) -> Page:
 @bp.post("/games/<game_id>/start")
 def start(game_id: str) -> Page:
     lobby.start_now(game_id, _host_token(game_id))
-    flash("The game has started.")
+    flash(_("The game has started."))
     return redirect(url_for("web.table", game_id=game_id), 303)
 
 
 @bp.post("/games/<game_id>/cancel")
 def cancel(game_id: str) -> Page:
     lobby.cancel(game_id, _host_token(game_id))
-    flash("The game was cancelled.")
+    flash(_("The game was cancelled."))
     return redirect(url_for("web.host", game_id=game_id), 303)
 
 
 @bp.post("/games/<game_id>/seats/<int:seat>/remove")
 def remove_seat(game_id: str, seat: int) -> Page:
     lobby.remove_seat(game_id, _host_token(game_id), seat)
-    flash(f"Seat {seat + 1} was removed; the seats after it moved up.")
+    flash(_("Seat %(seat)s was removed; the seats after it moved up.", seat=seat + 1))
     return redirect(url_for("web.host", game_id=game_id), 303)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from flask import current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 
 from dos_server import i18n
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
 from dos_server.services import access, lobby, read
-from dos_server.web import auth
+from dos_server.web import auth, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import FieldErrors, Page, lobby_name
 from dos_server.web.pages.mailed import bad_link
+from dos_server.web.pages.zone import browser_zone
 
 
 @bp.get("/games/<game_id>/join")
@@ -39,8 +41,8 @@ def join(game_id: str) -> Page:
 def join_post(game_id: str) -> Page:
     parked = auth.pending(game_id, "invite", "code")
     if parked is None:
-        raise Problem(400, "no-invite", "No invite",
-                      "open the invite link the host sent you, then press Join")
+        raise Problem(400, "no-invite", _("No invite"),
+                      _("open the invite link the host sent you, then press Join"))
     name = request.form.get("name", "").strip() or None
     if parked.kind == "code":
         try:
@@ -50,7 +52,7 @@ def join_post(game_id: str) -> Page:
     try:
         joined = lobby.join_game(game_id, parked.value if parked.kind == "invite" else None,
                                  parked.value if parked.kind == "code" else None, name,
-                                 language=i18n.browser_language())
+                                 time_zone=browser_zone(), language=i18n.browser_language())
     except DomainError as error:
         problem = problem_of(error)
         if problem.status in (401, 403):  # revoked since the join page, or a wrong code
@@ -61,7 +63,8 @@ def join_post(game_id: str) -> Page:
         return _refused_name(game_id, parked, problem, name)
     auth.clear_pending()
     auth.remember_seat(game_id, joined.player_token)
-    flash(f"You joined as {joined.name}.")
+    reader.resolve()  # the seat's language from now on
+    flash(_("You joined as %(name)s.", name=joined.name))
     return redirect(url_for("web.table", game_id=game_id), 303)
 
 
@@ -102,8 +105,8 @@ def signin_post(game_id: str) -> Page:
     token = pasted or (parked.value if parked else "")
     if not token:
         return render_template("signin.html", game_id=game_id, who=None,
-                               error=Problem(400, "no-token", "No token",
-                                             "paste your player token")), 400
+                               error=Problem(400, "no-token", _("No token"),
+                                             _("paste your player token"))), 400
     try:
         who = auth.resolve(game_id, token)
     except DomainError as error:
@@ -116,16 +119,17 @@ def signin_post(game_id: str) -> Page:
     auth.clear_pending()
     if who.player_token:
         auth.remember_seat(game_id, who.player_token)
-        flash(f"Signed in as {who.name}.")
+        reader.resolve()
+        flash(_("Signed in as %(name)s.", name=who.name))
         return redirect(url_for("web.table", game_id=game_id), 303)
     assert who.host_token is not None
     auth.remember_host(game_id, who.host_token)
-    flash("Signed in with the host token.")
+    flash(_("Signed in with the host token."))
     return redirect(url_for("web.host", game_id=game_id), 303)
 
 
 @bp.post("/games/<game_id>/signout")
 def signout(game_id: str) -> Page:
     auth.forget_seat(game_id)
-    flash("Signed out of this game in this browser.")
+    flash(_("Signed out of this game in this browser."))
     return redirect(url_for("web.table", game_id=game_id), 303)

@@ -18,6 +18,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from flask import Response, current_app, make_response, render_template, request
+from flask_babel import gettext as _
 
 from dos_server import i18n, tokens
 from dos_server.errors import DomainError
@@ -38,11 +39,12 @@ def link_status(problem: Problem) -> int:
 
 def _heading(problem: Problem, status: int) -> str:
     if status == 400:
-        return "This link is not valid"
+        return str(_("This link is not valid"))
     if status == 410:
-        return "This link has expired" if "expired" in problem.detail \
-            else "This link no longer works"
-    return "Game not found" if status == 404 else problem.title
+        # ``link``: what the web's own refusals say (their detail is in the reader's language)
+        expired = problem.extra.get("link") == "expired" or "expired" in problem.detail
+        return str(_("This link has expired") if expired else _("This link no longer works"))
+    return str(_("Game not found")) if status == 404 else problem.title
 
 
 def bad_link(problem: Problem, game_id: str | None = None, *, paste: bool = False) -> Response:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 
 from dos_server import timefmt
 from dos_server.errors import DomainError
@@ -12,7 +13,7 @@ from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
 from dos_server.services import account
 from dos_server.validation import clean_email
-from dos_server.web import auth, present
+from dos_server.web import auth, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
 from dos_server.web.pages.home import browser_games
@@ -31,19 +32,24 @@ def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
             if problem.status != 401:
                 raise
             auth.forget_account()
-            flash(f"You were signed out: {problem.detail}")
+            flash(_("You were signed out: %(why)s", why=problem.detail))
         else:
             email = body["email"]
             listed = [_me_line(line) for line in body["games"]]
+    zone = reader.zone()
     return render_template("me.html", games=listed, email=email, here=browser_games(),
-                           asked=auth.login_address(), error=error), status
+                           asked=auth.login_address(), error=error,
+                           zone_chosen=zone is not None), status
 
 
 def _me_line(line: dict[str, Any]) -> dict[str, Any]:
+    """A game of the account's, its deadline in the identity's zone (UTC, named, until the
+    page has sent the browser's) and from now."""
     deadline = timefmt.parse(line["deadline"]) if line["status"] == "active" else None
-    return {**line, "players": [p or "open seat" for p in line["players"]],
+    return {**line, "players": [p or _("open seat") for p in line["players"]],
             "deadline_text": timefmt.relative(deadline) if deadline else None,
-            "deadline_utc": present.utc_text(deadline) if deadline else None}
+            "deadline_iso": deadline.isoformat() if deadline else None,
+            "deadline_local": timefmt.local_time(deadline, reader.zone()) if deadline else None}
 
 
 @bp.get("/me")
@@ -57,7 +63,7 @@ def me_login() -> Page:
     try:
         address = clean_email(request.form.get("email", "").strip())
     except ValueError as error:
-        return _me(422, Problem(422, "invalid-input", "Invalid address", str(error)))
+        return _me(422, Problem(422, "invalid-input", _("Invalid address"), str(error)))
     try:
         account.request_login(address)
     except DomainError as error:
@@ -66,8 +72,8 @@ def me_login() -> Page:
             raise
         return _me(429, problem)
     auth.remember_login(address)
-    flash("If this address plays here, a code and a link are on their way. Type the code "
-          "below, or open the link in this browser.")
+    flash(_("If this address plays here, a code and a link are on their way. Type the code "
+            "below, or open the link in this browser."))
     return redirect(url_for("web.me"), 303)
 
 
@@ -78,10 +84,10 @@ def me_verify() -> Page:
     try:
         address = clean_email(request.form.get("email", "").strip())
     except ValueError as error:
-        return _me(422, Problem(422, "invalid-input", "Invalid address", str(error)))
+        return _me(422, Problem(422, "invalid-input", _("Invalid address"), str(error)))
     if not code or len(code) > 32:
-        return _me(422, Problem(422, "invalid-input", "No code",
-                                "type the code from the email (8 digits)"))
+        return _me(422, Problem(422, "invalid-input", _("No code"),
+                                _("type the code from the email (8 digits)")))
     agent = request.headers.get("User-Agent")
     try:
         signed = account.verify_code(address, code, agent if agent and agent.isprintable()
@@ -92,9 +98,10 @@ def me_verify() -> Page:
             raise
         return _me(problem.status, Problem(
             problem.status, problem.kind, problem.title,
-            "that code is wrong, used or expired: check it, or ask for a new one"))
+            _("that code is wrong, used or expired: check it, or ask for a new one")))
     auth.remember_account(signed["account_token"], signed["session"]["id"])
-    flash(f"Signed in as {signed['email']}.")
+    reader.resolve()  # the identity's language, for the words below
+    flash(_("Signed in as %(email)s.", email=signed["email"]))
     return redirect(url_for("web.me"), 303)
 
 
@@ -103,7 +110,7 @@ def me_open(game_id: str) -> Page:
     """The account's seat in ``game_id``: its player token into this browser, then the table."""
     token = auth.account_token()
     if token is None:
-        flash("Sign in with your email address first.")
+        flash(_("Sign in with your email address first."))
         return redirect(url_for("web.me"), 303)
     seat = whole_number(request.form.get("seat", ""), 0, 3)
     got = account.seat_token_for(token, game_id, seat)
@@ -124,5 +131,5 @@ def me_signout() -> Page:
         except DomainError as error:
             if problem_of(error).status != 401:  # already ended elsewhere: signed out all the same
                 raise
-    flash("Signed out in this browser.")
+    flash(_("Signed out in this browser."))
     return redirect(url_for("web.me"), 303)

@@ -6,13 +6,15 @@ from typing import Any
 
 import marshmallow as ma
 from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
 from dos_server.problems import Problem, problem_of
 from dos_server.schemas import NotificationsIn, VacationIn
 from dos_server.services import access, lobby, notify, play, read
-from dos_server.web import auth
+from dos_server.web import auth, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import FieldErrors, Page, whole_number
 
@@ -20,8 +22,8 @@ from dos_server.web.forms import FieldErrors, Page, whole_number
 def _player(game_id: str) -> tuple[str, int]:
     token = auth.player_token(game_id)
     if token is None:
-        raise Problem(401, "not-signed-in", "Not signed in",
-                      "sign in to this game (the link in your email) first")
+        raise Problem(401, "not-signed-in", _("Not signed in"),
+                      _("sign in to this game (the link in your email) first"))
     game = access.get_game(game_id)
     viewer = access.authenticate(game, token, allow_host=False)
     assert viewer.seat is not None
@@ -33,7 +35,7 @@ def _settings(game_id: str, status: int = 200, errors: FieldErrors | None = None
               ) -> tuple[str, int]:
     """The settings page; after a refused form, ``errors`` beside its fields and what was
     ``typed`` in them instead of what is stored."""
-    token, _ = _player(game_id)
+    token, _seat = _player(game_id)
     game = access.get_game(game_id)
     viewer = access.authenticate(game, token, allow_host=False)
     body = read.game_body(game, viewer)
@@ -100,9 +102,10 @@ def notifications(game_id: str) -> Page:
             raise
         errors.add_problem(problem, _field)
         return _settings(game_id, 422, errors, typed=typed)
-    flash("Notification settings saved.")
+    reader.as_seat(access.get_game(game_id), seat)  # a language just chosen speaks at once
+    flash(_("Notification settings saved."))
     if result.get("webhook_secret"):
-        flash(f"Webhook signing secret (shown once): {result['webhook_secret']}")
+        flash(_("Webhook signing secret (shown once): %(secret)s", secret=result["webhook_secret"]))
     return redirect(url_for("web.settings", game_id=game_id), 303)
 
 
@@ -114,7 +117,7 @@ def vacation(game_id: str) -> Page:
         loaded = VacationIn().load({"days": days})
     except ma.ValidationError:
         errors = FieldErrors()
-        errors.add("days", "a whole number of days from 1 to 60")
+        errors.add("days", _("a whole number of days from 1 to 60"))
         return _settings(game_id, 422, errors, typed={"days": request.form.get("days", "")})
     try:
         result = lobby.start_vacation(game_id, token, loaded["days"])
@@ -127,9 +130,10 @@ def vacation(game_id: str) -> Page:
         return _settings(game_id, 409, refused, typed={"days": request.form.get("days", "")})
     zone = read.reader_zone(access.get_game(game_id), access.Viewer(seat=seat))
     until = timefmt.parse(result["vacation_until"])
-    shown = timefmt.local_time(until, zone) if until else "now"
-    flash(f"Your clock is paused until {shown}; "
-          f"{result['days_left']} vacation day(s) left this year.")
+    shown = timefmt.local_time(until, zone) if until else _("now")
+    flash(ngettext("Your clock is paused until %(when)s; %(num)s vacation day left this year.",
+                   "Your clock is paused until %(when)s; %(num)s vacation days left this year.",
+                   result["days_left"], when=shown))
     return redirect(url_for("web.settings", game_id=game_id), 303)
 
 
@@ -150,10 +154,10 @@ def resign_confirm(game_id: str) -> Page:
 
 @bp.post("/games/<game_id>/resign")
 def resign(game_id: str) -> Page:
-    token, _ = _player(game_id)
+    token, _seat = _player(game_id)
     if request.form.get("confirm") != "yes":
-        flash("Tick the box to confirm that you resign.")
+        flash(_("Tick the box to confirm that you resign."))
         return redirect(url_for("web.resign_confirm", game_id=game_id), 303)
     play.resign(game_id, token)
-    flash("You resigned. The random bot plays your seat from now on.")
+    flash(_("You resigned. The random bot plays your seat from now on."))
     return redirect(url_for("web.table", game_id=game_id), 303)

@@ -19,18 +19,20 @@ from flask import (
     request,
     url_for,
 )
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response as BaseResponse
 
 from dos_engine.actions import Match
 from dos_engine.cards import Card
 from dos_engine.errors import InvalidActionError
-from dos_server import timefmt
+from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
 from dos_server.services import access, play, read, rematch, watch
-from dos_server.web import auth, present
+from dos_server.web import auth, present, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
 from dos_server.web.pages.host import host_and_sit
@@ -40,6 +42,11 @@ HISTORY_ON_TABLE = 30
 # alone, not the whole page: a move answers in place and the live update swaps it in.
 PART_HEADER = "X-DOS-Part"
 _CATCH = re.compile(r"catch \d{1,2}")
+
+
+def seat_names(seats: list[dict[str, Any]]) -> list[str]:
+    """Each seat's name, or what a page calls a seat without one ("seat 3")."""
+    return [s["name"] or _("seat %(number)s", number=s["seat"] + 1) for s in seats]
 
 
 def wants_part() -> bool:
@@ -66,7 +73,7 @@ def table_viewer(game: Any, game_id: str,
         viewer = access.authenticate(game, token, allow_host=False)
     except DomainError as error:
         auth.forget_seat(game_id)
-        flash(f"You were signed out of this game: {error.detail}")
+        flash(_("You were signed out of this game: %(why)s", why=error.detail))
         return access.Viewer(), None
     return viewer, token
 
@@ -91,12 +98,15 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
         return response
 
     game = access.get_game(game_id)
-    viewer, _ = table_viewer(game, game_id, viewer_token)
+    viewer, _token = table_viewer(game, game_id, viewer_token)
+    reader.as_seat(game, viewer.seat)  # the seat's language and zone (an emailed move's too)
+    language = i18n.page_language()
     seen = auth.last_seen(game_id) if viewer.seat is not None else None
     shown = read.table_body(game, viewer, seen, HISTORY_ON_TABLE)
     body, view, actions = shown["game"], shown["game"]["view"], shown["actions"]
-    names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
-    since, more = present.since_last_visit(shown["since"], names, viewer.seat)
+    names = seat_names(body["seats"])
+    since, more = present.since_last_visit(shown["since"], names, viewer.seat,
+                                           language=language)
     if viewer.seat is not None:
         auth.mark_seen(game_id, shown["last"])
     deadline = timefmt.parse(body["turn_deadline"])
@@ -108,7 +118,7 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
         actions=actions, status=body["status"], played=played, picked=picked or [],
         cards=present.card_table(view, actions, names, picked or []),
         low=present.low_hands(view, names, viewer.seat, body["status"]),
-        history=list(reversed(present.history_lines(shown["recent"], names))),
+        history=list(reversed(present.history_lines(shown["recent"], names, language=language))),
         since=since, since_more=more, notice=notice, error=error, typed=typed,
         deadline=deadline, deadline_text=timefmt.relative(deadline) if deadline else None,
         deadline_local=timefmt.local_time(deadline, zone) if deadline else None,
@@ -139,20 +149,20 @@ def seat_lines(body: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
 def move(game_id: str) -> Page:
     token = auth.player_token(game_id)
     if token is None:
-        raise Problem(401, "not-signed-in", "Not signed in",
-                      "sign in to this game (the link in your email) to play")
+        raise Problem(401, "not-signed-in", _("Not signed in"),
+                      _("sign in to this game (the link in your email) to play"))
     version = whole_number(request.form.get("version", ""), 1)
     number_text = request.form.get("number", "")
     turn = request.form.get("turn", "").strip()
     page_key = request.form.get("page", "")[:40]
     picked = [code for code in request.form.getlist("card") if code][:12]
     if version is None:
-        return render_table(game_id, 400, error=Problem(400, "invalid-input", "Invalid form",
-                                                  "the form lost its version; reload the page"))
+        return render_table(game_id, 400, error=Problem(400, "invalid-input", _("Invalid form"),
+                                                  _("the form lost its version; reload the page")))
     number = whole_number(number_text, 1, 100_000) if number_text else None
     if number_text and number is None:
-        return render_table(game_id, 422, error=Problem(422, "invalid-input", "No such move",
-                                                  "choose one of the numbered moves"))
+        return render_table(game_id, 422, error=Problem(422, "invalid-input", _("No such move"),
+                                                  _("choose one of the numbered moves")))
     typed = turn
     if number is None and not turn:
         try:
@@ -161,11 +171,12 @@ def move(game_id: str) -> Page:
             return render_table(game_id, refused.status, error=refused, picked=picked)
     if number is None and not turn:
         return render_table(game_id, 422, error=Problem(
-            422, "invalid-input", "Nothing to play",
-            "type a move in the box (e.g. m1 R5; end) or press one of the numbered moves"))
+            422, "invalid-input", _("Nothing to play"),
+            _("type a move in the box (e.g. %(example)s) or press one of the numbered moves",
+              example="m1 R5; end")))
     if len(turn) > 2000:
-        return render_table(game_id, 422, error=Problem(422, "invalid-input", "Too long",
-                                                  "a turn fits on one line"), typed=turn[:2000])
+        return render_table(game_id, 422, error=Problem(422, "invalid-input", _("Too long"),
+                                                  _("a turn fits on one line")), typed=turn[:2000])
     # One key per page and choice: pressing the same button twice plays once; another choice
     # from the same (now old) page is refused as stale, not as a reused key.
     choice = str(number) if number is not None else hashlib.sha256(turn.encode()).hexdigest()[:16]
@@ -176,17 +187,19 @@ def move(game_id: str) -> Page:
     except DomainError as error:
         problem = problem_of(error)
         if problem.kind in ("stale-version", "idempotency-key-reused"):
-            return render_table(game_id, 409, notice="The game moved on before your move "
-                                "arrived: nothing was played. Here is the table as it is now; "
-                                "choose again.")
+            return render_table(game_id, 409, notice=_(
+                "The game moved on before your move arrived: nothing was played. Here is the "
+                "table as it is now; choose again."))
         if problem.status in (401, 403, 404):
             raise
         return render_table(game_id, problem.status, error=problem, typed=typed, picked=picked)
-    applied = "Played: " + "; ".join(result["applied"]) if result.get("applied") else "Played."
+    applied = (_("Played: %(moves)s", moves="; ".join(result["applied"]))
+               if result.get("applied") else _("Played."))
     if wants_part():  # the script swaps the new table in: no redirect, no second request
         seats = result["game"]["seats"]
-        names = [s["name"] or f"seat {s['seat'] + 1}" for s in seats]
-        said = present.own_lines(result["events"], names, result["game"]["you"])
+        names = seat_names(seats)
+        said = present.own_lines(result["events"], names, result["game"]["you"],
+                                 language=i18n.page_language())
         return render_table(game_id, played="; ".join(said) + "." if said else applied)
     flash(applied)
     return redirect(url_for("web.table", game_id=game_id), 303)
@@ -204,37 +217,47 @@ def picked_move(form: MultiDict[str, str]) -> str | None:
     if do:
         if do in ("draw", "end", "dos") or _CATCH.fullmatch(do):
             return do
-        raise Problem(422, "invalid-input", "No such move", "choose one of the buttons")
+        raise Problem(422, "invalid-input", _("No such move"), _("choose one of the buttons"))
     if not target and not to:
         if codes:
-            raise Problem(422, "invalid-input", "Where to?",
-                          "you picked cards; now press the Center Row card they match")
+            raise Problem(422, "invalid-input", _("Where to?"),
+                          _("you picked cards; now press the Center Row card they match"))
         return None
     try:
         cards = tuple(Card.from_code(code) for code in codes)
     except InvalidActionError as error:
-        raise Problem(422, "invalid-input", "Not a card", str(error)) from None
+        raise Problem(422, "invalid-input", _("Not a card"), str(error)) from None
     if target:
         position = whole_number(target, 1, 999)
         if position is None:
-            raise Problem(422, "invalid-input", "No such card", "press a Center Row card")
+            raise Problem(422, "invalid-input", _("No such card"), _("press a Center Row card"))
         if not cards:
-            raise Problem(422, "illegal-action", "Pick your cards first",
-                          "pick one card of your hand (or two that add up, for a double "
-                          "match), then press the Center Row card they match", rule="3.1")
+            raise Problem(422, "illegal-action", _("Pick your cards first"),
+                          _("pick one card of your hand (or two that add up, for a double "
+                            "match), then press the Center Row card they match"), rule="3.1")
         if len(cards) > 2:
-            raise Problem(422, "illegal-action", "Too many cards",
-                          f"you picked {len(cards)} cards: a match uses one card of the same "
-                          "number (3.1) or exactly two that add up to it (3.2)", rule="3.2")
+            raise Problem(422, "illegal-action", _("Too many cards"),
+                          ngettext("you picked %(num)s card: a match uses one card of the same "
+                                   "number (3.1) or exactly two that add up to it (3.2)",
+                                   "you picked %(num)s cards: a match uses one card of the same "
+                                   "number (3.1) or exactly two that add up to it (3.2)",
+                                   len(cards)), rule="3.2")
         return Match(position, cards).text()
     if to not in ("add", "place"):
-        raise Problem(422, "invalid-input", "No such move", "choose one of the buttons")
+        raise Problem(422, "invalid-input", _("No such move"), _("choose one of the buttons"))
     if len(cards) != 1:
-        why = ("after a draw with no match you add one card of your hand to the Center Row"
-               if to == "add" else "each colour bonus lets you place one card of your hand "
-               "into the Center Row")
-        raise Problem(422, "illegal-action", "Pick one card",
-                      f"you picked {len(cards)}: {why}", rule="3.6" if to == "add" else "3.5")
+        if to == "add":
+            why = ngettext("you picked %(num)s: after a draw with no match you add one card of "
+                           "your hand to the Center Row",
+                           "you picked %(num)s: after a draw with no match you add one card of "
+                           "your hand to the Center Row", len(cards))
+        else:
+            why = ngettext("you picked %(num)s: each colour bonus lets you place one card of "
+                           "your hand into the Center Row",
+                           "you picked %(num)s: each colour bonus lets you place one card of "
+                           "your hand into the Center Row", len(cards))
+        raise Problem(422, "illegal-action", _("Pick one card"), why,
+                      rule="3.6" if to == "add" else "3.5")
     return f"{to} {cards[0].code}"
 
 
@@ -244,25 +267,32 @@ def start_rematch(game_id: str) -> Page:
     """A new game with the same seats and options; the asker hosts it and sits at it."""
     token = auth.player_token(game_id) or auth.host_token(game_id)
     if token is None:
-        raise Problem(401, "not-signed-in", "Not signed in",
-                      "sign in to this game (the link in your email) to start a rematch")
+        raise Problem(401, "not-signed-in", _("Not signed in"),
+                      _("sign in to this game (the link in your email) to start a rematch"))
     created, seat = rematch.rematch(game_id, token)
     host_and_sit(created, seat)
-    flash("Rematch created with the same seats and rules. Players with an email address were "
-          "invited by email; send the others their invite link.")
+    flash(_("Rematch created with the same seats and rules. Players with an email address were "
+            "invited by email; send the others their invite link."))
     return redirect(url_for("web.host", game_id=created.game.id), 303)
 
 
 @bp.get("/games/<game_id>/history")
 def history(game_id: str) -> Page:
     game = access.get_game(game_id)
-    viewer, _ = table_viewer(game, game_id)
+    viewer, _token = table_viewer(game, game_id)
+    reader.as_seat(game, viewer.seat)
     after = whole_number(request.args.get("after", "0"), 0) or 0
     body = read.game_body(game, viewer)
-    names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
+    names = seat_names(body["seats"])
     page = read.history_body(game, viewer, after, 200)
-    return render_template("history.html", game=body, lines=present.history_lines(
-        page["events"], names), after=after, next_after=page["next_after"], more=page["more"])
+    zone = reader.zone()
+    lines = present.history_lines(page["events"], names, language=i18n.page_language())
+    for line in lines:
+        at = timefmt.parse(line["at"])
+        line["when"] = timefmt.local_time(at, zone) if at else ""
+    return render_template("history.html", game=body, lines=lines, after=after,
+                           next_after=page["next_after"], more=page["more"],
+                           zone_chosen=zone is not None)
 
 
 @bp.get("/games/<game_id>/record")
@@ -271,7 +301,7 @@ def record(game_id: str) -> Page:
     revealed seed with every round's commitment checked, and the way to the whole history."""
     game = access.get_game(game_id)
     body = read.game_body(game, access.Viewer())  # nobody's hand, even signed in
-    names = [s["name"] or f"seat {s['seat'] + 1}" for s in body["seats"]]
+    names = seat_names(body["seats"])
     return render_template("record.html", game=body, names=names, view=body["view"],
                            seats=seat_lines(body, names), fairness=read.fairness_check(game))
 
@@ -285,7 +315,7 @@ def wait(game_id: str) -> Response:
     """
     version = whole_number(request.args.get("version", ""), 0)
     if version is None:
-        raise Problem(400, "invalid-input", "Invalid version", "version: a whole number")
+        raise Problem(400, "invalid-input", _("Invalid version"), _("version: a whole number"))
     timeout = float(current_app.config["WEB_WAIT_SECONDS"])
     current = watch.wait_for_change(game_id, version, timeout)
     response = jsonify(version=current, changed=current != version)

@@ -3,10 +3,37 @@
 // swaps its part in place instead). Everything works without it (plain forms; reload).
 (function () {
   "use strict";
-  document.querySelectorAll("time[data-local]").forEach(function (el) {
+  var lang = document.documentElement.lang || undefined;
+  var browserZone = "";
+  try { browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { browserZone = ""; }
+
+  // A time shown in UTC because the reader chose no zone: in the browser's, in the page's
+  // language, with the zone's name (where the browser knows that language's dates; else the
+  // server's words stay, in UTC, until the zone sent below is stored).
+  var known = false;
+  try { known = !lang || Intl.DateTimeFormat.supportedLocalesOf([lang]).length > 0; } catch (e) { known = false; }
+  if (known) document.querySelectorAll("time[data-local]").forEach(function (el) {
     var when = new Date(el.getAttribute("datetime"));
-    if (!isNaN(when)) { el.textContent = when.toLocaleString(); }
+    if (isNaN(when)) { return; }
+    try {
+      el.textContent = when.toLocaleString(lang, {dateStyle: "full", timeStyle: "short"})
+        + " (" + (browserZone || "UTC") + ")";
+    } catch (e) { el.textContent = when.toLocaleString(); }
   });
+
+  // The browser's zone fills the reader's the first time (the page says where, only when
+  // none is stored); and a form that joins a seat carries it too.
+  document.querySelectorAll("input[data-browser-zone]").forEach(function (field) {
+    field.value = browserZone;
+  });
+  var fill = document.body.getAttribute("data-zone-fill");
+  if (fill && browserZone && window.fetch) {
+    var sent = new URLSearchParams();
+    sent.set("csrf", document.body.getAttribute("data-csrf") || "");
+    sent.set("time_zone", browserZone);
+    fetch(fill, {method: "POST", body: sent, credentials: "same-origin", cache: "no-store"})
+      .catch(function () {});
+  }
 
   // Copy and Share beside a link (the host's invites): each button shows itself only where
   // the browser can do what it says; its words come from the page.
@@ -76,7 +103,7 @@
 
   function changed() {
     if (typing()) {  // do not throw away a half-typed turn: say so instead
-      if (live) { live.textContent = "The table has changed: reload the page to see it."; }
+      if (live) { live.textContent = body.getAttribute("data-changed") || ""; }
       return;
     }
     window.location.reload();

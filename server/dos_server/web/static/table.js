@@ -89,10 +89,26 @@ function announce(table, own) {
   live.textContent = lines.join(". ").replace(/\.\./g, ".");
 }
 
+// A time shown in UTC because the reader chose no zone: in the browser's zone and the
+// page's language, with the zone's name (as dos.js does on the first load).
 function localTimes(root) {
+  const lang = document.documentElement.lang || undefined;
+  try {  // a language whose dates the browser does not know: the server's words stay
+    if (lang && !Intl.DateTimeFormat.supportedLocalesOf([lang]).length) { return; }
+  } catch (error) {
+    return;
+  }
+  let zone = "UTC";
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"; } catch (error) { zone = "UTC"; }
   root.querySelectorAll("time[data-local]").forEach((el) => {
     const when = new Date(el.getAttribute("datetime"));
-    if (!isNaN(when)) { el.textContent = when.toLocaleString(); }
+    if (isNaN(when)) { return; }
+    try {
+      el.textContent = when.toLocaleString(lang, {dateStyle: "full", timeStyle: "short"})
+        + " (" + zone + ")";
+    } catch (error) {
+      el.textContent = when.toLocaleString();
+    }
   });
 }
 
