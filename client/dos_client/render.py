@@ -85,12 +85,23 @@ def local_time(iso: str) -> str:
     """An ISO timestamp as the reader's local weekday and time (with the date if not soon)."""
     moment = _moment(iso).astimezone()
     now = datetime.now(moment.tzinfo)
-    weekday, clock = _(_WEEKDAYS[moment.weekday()]), moment.strftime("%H:%M")
+    weekday, clock = _(_WEEKDAYS[moment.weekday()]), f"{moment:%H:%M} {utc_offset(moment)}"
     if abs(moment - now) < timedelta(days=6):
         return _("{weekday} {time}").format(weekday=weekday, time=clock)
     return _("{weekday} {day} {month} {year} {time}").format(
         weekday=weekday, day=f"{moment.day:02d}", month=_(_MONTHS[moment.month - 1]),
         year=moment.year, time=clock)
+
+
+def utc_offset(moment: datetime) -> str:
+    """The zone a local time is in, as its offset ("UTC+7", "UTC-3:30", "UTC"): the reader's
+    machine knows its zone, not always its name."""
+    offset = moment.utcoffset() or timedelta(0)
+    minutes = int(offset.total_seconds() // 60)
+    if not minutes:
+        return "UTC"
+    hours, rest = divmod(abs(minutes), 60)
+    return f"UTC{'+' if minutes > 0 else '-'}{hours}" + (f":{rest:02d}" if rest else "")
 
 
 def deadline(iso: str, now: datetime | None = None) -> str:

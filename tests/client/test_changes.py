@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from cli_helpers import Table, ok
 
@@ -32,11 +33,19 @@ def test_deadlines_are_relative_and_local() -> None:
     later = (now + timedelta(days=1, hours=4, minutes=2)).isoformat()
     text = render.deadline(later, now=now)
     assert text.startswith("in 1 day 4 h (")
-    local = datetime.fromisoformat(later).astimezone().strftime("%H:%M")
-    assert text.endswith(f"{local})")
+    local = datetime.fromisoformat(later).astimezone()
+    assert text.endswith(f"{local:%H:%M} {render.utc_offset(local)})")  # the time and its zone
     assert render.deadline((now + timedelta(minutes=7)).isoformat(), now=now).startswith(
         "in 7 min (")
     assert render.deadline((now - timedelta(hours=1)).isoformat(), now=now).startswith("passed")
+
+
+def test_a_local_time_names_its_offset() -> None:
+    moment = datetime(2030, 1, 15, 12, 0, tzinfo=UTC)
+    assert render.utc_offset(moment) == "UTC"
+    assert render.utc_offset(moment.astimezone(ZoneInfo("Asia/Vientiane"))) == "UTC+7"
+    assert render.utc_offset(moment.astimezone(ZoneInfo("Asia/Kolkata"))) == "UTC+5:30"
+    assert render.utc_offset(moment.astimezone(ZoneInfo("America/St_Johns"))) == "UTC-3:30"
 
 
 def test_titles_marks_and_profile_hints(server_url: str, config_file: Path) -> None:

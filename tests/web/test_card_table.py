@@ -237,7 +237,7 @@ def test_without_javascript_a_card_is_played_by_a_plain_form(browser: Browser,
         page.locator(f'#play button.cr-card[data-pos="{position}"]').tap()
         expect(page.get_by_text(f"Played: m{position}")).to_be_visible()
     else:
-        page.get_by_role("button", name="Draw a card").tap()
+        page.get_by_role("button", name="Draw a card", exact=True).tap()
         expect(page.get_by_text("Played: draw")).to_be_visible()
     assert version(page) > before
     assert site.view(game_id)["version"] == version(page)
@@ -353,7 +353,7 @@ def test_the_table_at_360_and_1280_in_light_and_dark(browser: Browser, site: Sit
         expect(page.locator("#play .center-row")).to_be_visible()
         picked = page.locator("#play label.pick-card").first
         if not picked.count():  # a deal with nothing to match: draw, then pick a card to add
-            page.get_by_role("button", name=words(language)("Draw a card")).click()
+            page.get_by_role("button", name=words(language)("Draw a card"), exact=True).click()
             expect(picked).to_be_visible()
         picked.click()
         expect(page.locator("#play .pick").first).to_be_checked()
