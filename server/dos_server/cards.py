@@ -10,6 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dos_engine import DosError, parse_card
+from dos_engine.wording import card_name
+from dos_server.services.words import language as reading_language
+
 COLOURS = {"R": "red", "G": "green", "B": "blue", "Y": "yellow"}
 _CARD = re.compile(r"^([RGBYW])(#|\d{1,2})$")
 
@@ -47,10 +51,15 @@ def chip(code: str) -> Chip:
     if match is None:  # not a card code we know: show it as it is
         return Chip(code, "wild", code)
     letter, rank = match.groups()
-    if letter == "W":
-        return Chip(code, "wild", "Wild DOS" if rank == "2" else f"wild {rank}")
-    colour = COLOURS[letter]
-    return Chip(code, colour, f"{colour} Wild #" if rank == "#" else f"{colour} {rank}")
+    if letter == "W" and rank != "2":  # no card of the game: said as it is written
+        return Chip(code, "wild", code)
+    try:
+        card = parse_card(code)
+    except DosError:  # a number no card has (R42): said as it is written
+        return Chip(code, COLOURS.get(letter, "wild"), code)
+    # Spoken in the reader's language (the page's, or the email's force_locale).
+    return Chip(card.code, "wild" if letter == "W" else COLOURS[letter],
+                card_name(card, reading_language()))
 
 
 def words(notation: str) -> list[tuple[str, list[str]]]:

@@ -192,7 +192,7 @@ def check_request() -> None:
         if name == "token" and not PRINTABLE_ASCII.fullmatch(value):
             raise NotAuthenticated(_("this link's token is not valid: it has characters no "
                                      "token has (it may have been cut or changed when "
-                                     "copied)"))
+                                     "copied)"), invalid=True)
     key = request.headers.get("Idempotency-Key")
     if key is not None and not (len(key) <= IDEMPOTENCY_KEY_MAX and HEADER_VALUE.fullmatch(key)):
         raise Problem(400, "invalid-header", "Invalid header",

@@ -123,15 +123,12 @@ def problem_of(error: DomainError) -> Problem:
     if error.retry_after is not None:
         headers["Retry-After"] = str(error.retry_after)
     fields = dict(error.fields)
-    if isinstance(error, errors.NotAuthenticated) and error.detail in EXPIRED_ELSEWHERE:
-        fields["expired"] = True  # what a page tells apart, whatever the detail's language
     return Problem(status, error.kind, title, _(error.detail), rule=fields.pop("rule", None),
                    headers=headers, **fields)
 
 
 # The refusals ``tokens`` words in English, whole sentences for each kind of token it reads:
-# gettext finds their translation by the English sentence itself (:func:`problem_of`). Those
-# of a good token or link that has expired make the problem say ``expired`` too.
+# gettext finds their translation by the English sentence itself (:func:`problem_of`).
 EXPIRED_ELSEWHERE = (
     N_("this player token has expired; ask the game's host for a new one"),
     N_("this host token has expired; ask the game's host for a new one"),
@@ -167,6 +164,9 @@ class ProblemSchema(ma.Schema):
     expired = ma.fields.Boolean(metadata={
         "description": "with 401: the token or link was good but has expired (or was used "
                        "up): ask for a new one"})
+    invalid = ma.fields.Boolean(metadata={
+        "description": "with 401: the token or link was never one of this server's (cut short "
+                       "or changed when copied, or another server's)"})
 
 
 def problem_response(problem: Problem) -> Response:

@@ -100,12 +100,12 @@ def read_payload(purpose: str, token: str, max_age_seconds: int, what: str,
     try:
         payload, signed_at = _signed(purpose, token, _keys())
     except BadSignature:  # SignatureExpired is one, but no age is asked of itsdangerous here
-        raise NotAuthenticated(f"this is not a valid {what} for this server") from None
+        raise NotAuthenticated(f"this is not a valid {what} for this server", invalid=True) from None
     age = int(time.time()) - signed_at  # what itsdangerous's max_age would check
     if age > max_age_seconds or age < 0:
-        raise NotAuthenticated(f"this {what} has expired{expired_hint}")
+        raise NotAuthenticated(f"this {what} has expired{expired_hint}", expired=True)
     if not isinstance(payload, dict):
-        raise NotAuthenticated(f"this is not a valid {what} for this server")
+        raise NotAuthenticated(f"this is not a valid {what} for this server", invalid=True)
     payload = dict(payload)  # the memoized one stays as it was signed
     return payload
 
@@ -120,14 +120,14 @@ def read(purpose: str, token: str, max_age_days: float | None = None) -> TokenCl
     payload = read_payload(purpose, token, max_age, f"{purpose} token",
                            "; ask the game's host for a new one")
     if not isinstance(payload.get("g"), str):
-        raise NotAuthenticated(f"this is not a valid {purpose} token for this server")
+        raise NotAuthenticated(f"this is not a valid {purpose} token for this server", invalid=True)
     seat_id = payload.get("p")
     legacy_index = payload.get("s")
     version = payload.get("v")
     if ((seat_id is not None and not isinstance(seat_id, str))
             or (legacy_index is not None and type(legacy_index) is not int)
             or type(version) is not int):
-        raise NotAuthenticated(f"this is not a valid {purpose} token for this server")
+        raise NotAuthenticated(f"this is not a valid {purpose} token for this server", invalid=True)
     address = payload.get("e")
     return TokenClaims(payload["g"], seat_id, version, legacy_index,
                        address if isinstance(address, str) else None)

@@ -17,6 +17,7 @@ from server_helpers import assert_problem, auth, create, started_game, stored_st
 
 from dos_engine import Game
 from dos_engine.errors import AmbiguousActionError, DosError
+from dos_server import tokens
 from dos_server.errors import NotAuthenticated
 from dos_server.problems import problem_of
 from dos_server.services import words
@@ -244,7 +245,12 @@ def test_an_expired_link_says_so_apart_from_its_words(client: FlaskClient) -> No
     bad = client.post("/api/login/verify", json={"link": "garbage"},
                       headers={"Accept-Language": "lo"}).get_json()
     assert "expired" not in bad
+    assert bad["invalid"] is True  # never a link of this server's
     with client.application.test_request_context(headers={"Accept-Language": "lo"}):
-        expired = problem_of(NotAuthenticated("this sign-in link has expired"))
+        token = tokens.issue_payload("signin", {"g": "g1"})
+        with pytest.raises(NotAuthenticated) as refused:  # older than a lifetime of -1 s
+            tokens.read_payload("signin", token, -1, "sign-in link")
+        expired = problem_of(refused.value)
         assert expired.body()["expired"] is True
+        assert "invalid" not in expired.body()
         assert expired.detail == "ລິ້ງເຂົ້າສູ່ລະບົບນີ້ໝົດອາຍຸແລ້ວ"

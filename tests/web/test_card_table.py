@@ -273,6 +273,9 @@ def test_an_impossible_pick_says_which_rule(browser: Browser, site: Site) -> Non
         error = page.get_by_role("alert")
         expect(error).to_contain_text("Nothing was played")
         expect(error).to_contain_text("RULES 3.")
+        # the rule's number opens its section of the rules page, in either language
+        expect(error.get_by_role("link", name=re.compile(r"RULES 3\."))).to_have_attribute(
+            "href", re.compile(r"^/rules#rule-3\.\d+$"))
         expect(error).to_contain_text(first["card"])
         expect(hand_box(page, wrong)).to_be_checked()  # the pick stays: change it, or not
         assert site.view(game_id)["version"] == before

@@ -90,6 +90,10 @@ def test_no_english_message_is_left_on_the_lao_pages(browser: Browser, site: Sit
                 const text = node.textContent.replace(/\\s+/g, ' ').trim();
                 if (text && !node.parentElement.closest(skipped)) { out.push(text); }
             }
+            // what a screen reader says instead of the text: the cards' names too
+            for (const element of document.querySelectorAll('[aria-label], [title]')) {
+                out.push(element.getAttribute('aria-label') || '', element.getAttribute('title') || '');
+            }
             return out;
         }""", SKIPPED)
         for text in (_ALLOWED.sub(" ", t) for t in texts):

@@ -410,8 +410,7 @@ def authenticate(game: GameLike[SeatLike], bearer: str | None, *,
     if claims is None or not claims.names_a_seat:
         raise NotAuthenticated(
             _("this is not a valid token for this server (it may be for another server, or cut "
-              "short when copied)")
-        )
+              "short when copied)"), invalid=True)
     check_game(game, claims.game_id)
     seat = seat_named_by(game, claims)
     if seat.token_version != claims.version:

@@ -163,7 +163,7 @@ def verify_link(link_token: str, user_agent: str | None, kind: str = "api") -> d
     payload = tokens.read_payload("login", link_token, max_age, "sign-in link")
     code_id = payload.get("c")
     if not isinstance(code_id, str):
-        raise NotAuthenticated(_("this is not a valid sign-in link for this server"))
+        raise NotAuthenticated(_("this is not a valid sign-in link for this server"), invalid=True)
     now = utcnow()
     with write_transaction():
         # The address's live codes, locked in the order every sign-in locks them (not this
@@ -227,7 +227,7 @@ def authenticate(bearer: str | None) -> Account:
     payload = tokens.read_payload("account", bearer, max_age, "account token")
     session_id, secret = payload.get("s"), payload.get("k")
     if not isinstance(session_id, str) or not isinstance(secret, str):
-        raise NotAuthenticated(_("this is not a valid account token for this server"))
+        raise NotAuthenticated(_("this is not a valid account token for this server"), invalid=True)
     row = db.session.get(AccountSessionRow, session_id)
     digest = hashlib.sha256(secret.encode()).hexdigest()
     if row is None or not hmac.compare_digest(row.secret_hash, digest):
@@ -432,7 +432,8 @@ def confirm_address(token: str) -> dict[str, Any]:
     game_id, seat_id, version, digest = (payload.get(k) for k in ("g", "p", "v", "e"))
     if not (isinstance(game_id, str) and isinstance(seat_id, str) and type(version) is int
             and isinstance(digest, str)):
-        raise NotAuthenticated(_("this is not a valid confirmation link for this server"))
+        raise NotAuthenticated(_("this is not a valid confirmation link for this server"),
+                               invalid=True)
     with write_transaction():
         game = get_game(game_id, for_update=True)
         seat = find_seat(game, seat_id, None)

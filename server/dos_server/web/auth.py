@@ -220,7 +220,7 @@ def resolve(game_id: str, token: str) -> SignIn:
 
 
 def _is_expired(problem: Problem) -> bool:
-    return problem.status == 401 and "expired" in problem.detail
+    return problem.status == 401 and problem.extra.get("expired") is True
 
 
 def invite_seat_name(game_id: str, invite: str) -> str:

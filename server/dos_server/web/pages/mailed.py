@@ -33,7 +33,7 @@ def link_status(problem: Problem) -> int:
     if problem.kind == "bad-invite-code":
         return 400
     if problem.status in (401, 403):
-        return 400 if "not a valid" in problem.detail or problem.status == 403 else 410
+        return 400 if problem.extra.get("invalid") or problem.status == 403 else 410
     return problem.status
 
 
@@ -42,7 +42,7 @@ def _heading(problem: Problem, status: int) -> str:
         return str(_("This link is not valid"))
     if status == 410:
         # ``link``: what the web's own refusals say (their detail is in the reader's language)
-        expired = problem.extra.get("link") == "expired" or "expired" in problem.detail
+        expired = problem.extra.get("link") == "expired" or problem.extra.get("expired")
         return str(_("This link has expired") if expired else _("This link no longer works"))
     return str(_("Game not found")) if status == 404 else problem.title
 
