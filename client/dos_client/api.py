@@ -125,6 +125,10 @@ class DosApi:
     def me(self) -> dict[str, Any]:
         return self._call("GET", "/api/me")
 
+    def set_settings(self, **fields: Any) -> dict[str, Any]:
+        """The account's settings (``digest``, ``time_zone``, ``language``): the fields given."""
+        return self._call("PUT", "/api/me/settings", json=fields)
+
     def sign_out(self, session: str | None = None) -> dict[str, Any]:
         """Revoke the account's session ``session``, or (None) every session of the account."""
         path = "/api/me/sessions" + (f"/{session}" if session is not None else "")

@@ -15,7 +15,7 @@ from dos_server.extensions import db
 from dos_server.models import GameRow
 from testkit import SmtpSink
 
-CODE = re.compile(r"Your code: (\d{4}) (\d{4})")
+CODE = re.compile(r": (\d{4}) (\d{4})\b")  # "Your code: 1234 5678", in any language
 LINK = re.compile(r"(https?://\S+/account/signin/\S+)")
 CONFIRM = re.compile(r"(https?://\S+/confirm-email/\S+)")
 

@@ -131,3 +131,22 @@ def _play_if_my_turn(device: Device, game_id: str) -> None:
     if listing["your_turn"]:
         result = device.js("move", game_id, "1")
         assert result["version"] == listing["version"] + 1
+
+
+def test_the_first_sign_in_gives_the_account_this_machines_zone_and_language(
+        mail_app: Flask, smtp: SmtpSink, server_url: str, tmp_path: Path) -> None:
+    laos = Device(tmp_path / "laos" / "config.json", server_url)
+    laos.env.update({"TZ": "Asia/Vientiane", "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": "",
+                     "LANG": "lo_LA.UTF-8"})
+    laos.ok("login", ANN, "--send-only")
+    laos.ok("login", ANN, "--code", code_for(mail_app, smtp, ANN))
+    me = laos.js("whoami")
+    assert (me["time_zone"], me["language"]) == ("Asia/Vientiane", "lo")
+    # Another machine in another zone and language: what the account has stays.
+    oslo = Device(tmp_path / "oslo" / "config.json", server_url)
+    oslo.env.update({"TZ": "Europe/Oslo", "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": "",
+                     "LANG": "en_GB.UTF-8"})
+    oslo.ok("login", ANN, "--send-only")
+    oslo.ok("login", ANN, "--code", code_for(mail_app, smtp, ANN))
+    me = oslo.js("whoami")
+    assert (me["time_zone"], me["language"]) == ("Asia/Vientiane", "lo")

@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import click
 
+from dos_client import system
 from dos_client.context import Settings, connect, pass_settings, saved_account, sync_games
 from dos_client.errors import DosApiError
 from dos_client.i18n import N_, _
+
+if TYPE_CHECKING:
+    from dos_client.api import DosApi
 
 
 @click.command(help=N_("Show or set the server this profile uses."))
@@ -51,10 +56,22 @@ def login(settings: Settings, email: str, code: str | None, send_only: bool) -> 
                                 "token": signed["account_token"],
                                 "session": signed["session"]["id"]}
     store.save()
+    _fill_zone_and_language(connect(url, signed["account_token"]))
     added = sync_games(store)
     settings.emit({"email": signed["email"], "server": url, "games_added": added},
                   _("Signed in as {email} on {server}. `dos-client games` lists all your "
                     "games.").format(email=signed["email"], server=url))
+
+
+def _fill_zone_and_language(api: DosApi) -> None:
+    """The first sign-in gives the account this machine's time zone and language; one the
+    account has (chosen on another device, or with `notify`) stays."""
+    account = api.me()
+    missing = {name: value for name, value in (("time_zone", system.time_zone()),
+                                               ("language", system.language()))
+               if value and not account.get(name)}
+    if missing:
+        api.set_settings(**missing)
 
 
 @click.command(help=N_("Forget (and revoke) this profile's account token; game tokens stay."))
