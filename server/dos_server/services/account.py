@@ -453,10 +453,11 @@ def confirm_address(token: str) -> dict[str, Any]:
 
 def set_settings(bearer: str | None, digest: bool | None,
                  fields: Collection[str] = ("digest",), time_zone: str | None = None,
-                 language: str | None = None) -> dict[str, Any]:
+                 language: str | None = None, fill_only: bool = False) -> dict[str, Any]:
     """Digest or per-turn emails in all your games (those you did not set one by one), and
     the zone and language of seats you come to own that have none: those of ``fields``
-    (checked by the caller; own transaction)."""
+    (checked by the caller; own transaction). ``fill_only``: the zone and language only where
+    the identity has none, decided under its lock."""
     account = authenticate(bearer)
     with write_transaction():
         identity = db.session.execute(
@@ -465,9 +466,9 @@ def set_settings(bearer: str | None, digest: bool | None,
         ).scalar_one_or_none()
         if identity is None:  # its sessions outlived it (DELETE /api/me raced a request)
             raise NotAuthenticated(_("this identity was deleted; sign in again"))
-        if "time_zone" in fields:
+        if "time_zone" in fields and not (fill_only and identity.time_zone):
             identity.time_zone = time_zone
-        if "language" in fields:
+        if "language" in fields and not (fill_only and identity.language):
             identity.language = language
         changed = 0
         if "digest" in fields:

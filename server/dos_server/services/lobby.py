@@ -396,10 +396,12 @@ def check_channels(email: str | None, webhook_url: str | None, fields: set[str])
 def set_notifications(game_id: str, bearer: str | None, index: int, email: str | None,
                       webhook_url: str | None, events: dict[str, list[str]] | None,
                       fields: set[str], digest: bool | None = None,
-                      time_zone: str | None = None, language: str | None = None
-                      ) -> dict[str, Any]:
+                      time_zone: str | None = None, language: str | None = None,
+                      fill_only: bool = False) -> dict[str, Any]:
     """Change a seat's channels and the events each receives, its time zone and language
-    (host or the seat itself; ``time_zone`` and ``language`` checked by the caller)."""
+    (host or the seat itself; ``time_zone`` and ``language`` checked by the caller).
+    ``fill_only``: the zone and language only where the seat has none (a browser's, the first
+    time), decided under the lock so that one chosen meanwhile stays."""
     check_channels(email, webhook_url, fields)  # resolves the URL: before the lock
     with write_transaction():
         game, viewer = locked(game_id, bearer)
@@ -433,9 +435,9 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
         if digest is not None:
             seat.digest = digest
             seat.digest_chosen = True  # the identity's preference no longer applies here
-        if "time_zone" in fields:
+        if "time_zone" in fields and not (fill_only and seat.time_zone):
             seat.time_zone = time_zone
-        if "language" in fields:
+        if "language" in fields and not (fill_only and seat.language):
             seat.language = language
         hidden = not own_seat and seat.claimed  # a seat's address is its player's business
         return {

@@ -4,11 +4,13 @@ unknown zone is ignored: the answer is always 204, there is nothing for a person
 
 from __future__ import annotations
 
+import contextlib
+
 from flask import Response, request
 
 from dos_server import timefmt
 from dos_server.errors import DomainError
-from dos_server.services import access, account, lobby, read
+from dos_server.services import access, account, lobby
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
 
@@ -36,9 +38,9 @@ def seat_zone(game_id: str) -> Response:
     try:
         game = access.get_game(game_id)
         viewer = access.authenticate(game, token, allow_host=False)
-        if viewer.seat is not None and read.seat_settings_body(game, viewer)["time_zone"] is None:
+        if viewer.seat is not None:
             lobby.set_notifications(game_id, token, viewer.seat, None, None, None,
-                                    {"time_zone"}, time_zone=zone)
+                                    {"time_zone"}, time_zone=zone, fill_only=True)
     except DomainError:  # signed out or closed since the page: nothing to fill
         pass
     return _done()
@@ -50,11 +52,8 @@ def me_zone() -> Response:
     token = auth.account_token()
     if zone is None or token is None:
         return _done()
-    try:
-        if account.whoami(token).get("time_zone") is None:
-            account.set_settings(token, None, fields=("time_zone",), time_zone=zone)
-    except DomainError:
-        pass
+    with contextlib.suppress(DomainError):  # signed out since the page: nothing to fill
+        account.set_settings(token, None, fields=("time_zone",), time_zone=zone, fill_only=True)
     return _done()
 
 
