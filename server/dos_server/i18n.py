@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from flask import Flask, current_app, g, request
+from flask import Flask, current_app, g, has_request_context, request
 from flask_babel import Babel, force_locale, get_locale, refresh
 
 TRANSLATIONS = Path(__file__).parent / "translations"
@@ -55,7 +55,11 @@ def language_of(tag: str | None) -> str:
 
 
 def browser_language() -> str | None:
-    """The browser's preferred shipped language (``Accept-Language``); None for none."""
+    """The browser's preferred shipped language (``Accept-Language``); None for none, and
+    outside a request (the worker, the mail-in listener, the CLI: they choose a reader's
+    language with :func:`in_language`)."""
+    if not has_request_context():
+        return None
     best = request.accept_languages.best_match(shipped_languages())
     return str(best) if best else None
 

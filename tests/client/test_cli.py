@@ -258,7 +258,8 @@ def test_history_text_json_all(table: Table) -> None:
     text = ok("history").stdout
     name = "Ann" if mover == "default" else "Bob"
     assert f"{name} drew 1 card" in text
-    assert re.search(r"^-- Round 1 began; \w+ played first -- \w{3} \d\d:\d\d$", text, re.M)  # headers, times
+    # the round headers, with their local times and offsets
+    assert re.search(r"^-- Round 1 began; \w+ played first -- \w{3} \d\d:\d\d UTC\S*$", text, re.M)
     assert ok("history", "--all").stdout.startswith(text.splitlines()[0])
 
 

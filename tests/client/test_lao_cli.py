@@ -43,7 +43,7 @@ def test_the_table_moves_and_history_in_lao(table: Table) -> None:
     history = ok("history", env=LAO).stdout
     name = "Ann" if mover == "default" else "Bob"
     assert "ເກມເລີ່ມແລ້ວ" in history
-    assert re.search(r"^-- ຮອບທີ 1 ເລີ່ມແລ້ວ; \w+ ຫຼິ້ນກ່ອນ -- ວັນ\S+ \d\d:\d\d$", history, re.M)
+    assert re.search(r"^-- ຮອບທີ 1 ເລີ່ມແລ້ວ; \w+ ຫຼິ້ນກ່ອນ -- ວັນ\S+ \d\d:\d\d UTC\S*$", history, re.M)
     assert f"{name} ຈົກບັດ 1 ໃບ" in history
     assert "drew" not in history
     assert "Round" not in history
