@@ -41,7 +41,7 @@ from mailtest_helpers import (
 from dos_server import create_app, i18n, mailtext, timefmt
 from dos_server.delivery.mail import builders, dispatch
 from dos_server.extensions import db
-from dos_server.models import IdentityRow
+from dos_server.models import IdentityRow, NotificationRow
 
 LAO = re.compile(r"[\u0e80-\u0eff]")
 # English words of our templates that must not be left in a Lao email (names, links, move
@@ -411,3 +411,22 @@ def test_a_lao_clients_attribution_and_footer_end_the_commands() -> None:
     bottom = ("ເມື່ອ ວັນຈັນ 1 ມັງກອນ 2029, DOS by mail <dos@play.test> ຂຽນວ່າ:\n"
               "> ສະບາຍດີ Bjørn,\n> ຮອດຕາຂອງທ່ານ\n\nm1 R5\n")
     assert mailtext.command_lines(bottom) == ["m1 R5"]
+
+
+def test_a_row_written_before_rows_carried_a_language_reads_in_the_seats(
+        world: MailWorld) -> None:
+    """An outbox row from before this server wrote the reader's language into it (an upgrade
+    with rows pending) is read in the seat's language, looked up when it is sent."""
+    game_id, _tokens = _game(world)
+    with world.app.app_context():
+        row = db.session.execute(
+            db.select(NotificationRow).where(NotificationRow.game_id == game_id,
+                                             NotificationRow.target == BJORN,
+                                             NotificationRow.channel == "email")
+            .order_by(NotificationRow.id.desc())).scalars().first()
+        assert row is not None
+        payload = copy.deepcopy(row.payload)
+        assert payload.pop("language") == "lo"
+        subject, text, _markup = parts(dispatch.build(payload, "msg_old", row.target))
+    assert LAO.search(subject), subject
+    assert LAO.search(text)

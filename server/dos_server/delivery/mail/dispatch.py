@@ -40,14 +40,12 @@ READERS: dict[str, Callable[[Mapping[str, Any]], builders.Facts]] = {
 
 # The kinds whose rows are written without the reader's language (services/account.py): it is
 # read here, the seat's or the address's identity's.
-LOOKED_UP = ("login_code", "confirm_email")
-
-
 def language_of(payload: Mapping[str, Any], target: str | None = None) -> str | None:
     """The language the reader of this row reads: the payload's; for the emails of signing
-    in, the seat's (a game and seat named), else the identity's of the address (``target``,
-    or the payload's ``address``); None for none (English)."""
-    if "language" in payload or payload.get("event") not in LOOKED_UP:
+    in, and for a row written before payloads carried one, the seat's (a game and seat
+    named), else the identity's of the address (``target``, or the payload's ``address``);
+    None for none (English)."""
+    if "language" in payload:
         language = payload.get("language")
         return language if isinstance(language, str) else None
     found: str | None = None
@@ -95,4 +93,4 @@ def send(target: str, payload: dict[str, Any], message_id: str,
     smtp.send_message(message, message_id, timeout)
 
 
-__all__ = ["LOOKED_UP", "READERS", "build", "language_of", "send"]
+__all__ = ["READERS", "build", "language_of", "send"]
