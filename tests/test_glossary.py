@@ -12,9 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("babel")
-
 from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parent.parent
