@@ -14,9 +14,8 @@ pytest.importorskip("babel")
 
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
-from babel.messages.mofile import read_mo
-from babel.messages.pofile import read_po
 
+from catalog_checks import assert_compiled, assert_translated
 from dos_engine import translation
 
 ENGINE = Path(translation.__file__).resolve().parent
@@ -58,25 +57,17 @@ def test_every_marked_message_is_translated_in_every_shipped_catalog() -> None:
     assert "you may not draw after matching" in messages  # the rule errors' templates
     assert "{message} (rule {rule})" in messages
     for path in catalogs():
-        with path.open("rb") as po:
-            catalog = read_po(po)
+        catalog = assert_translated(path, messages)
         for message in messages:
-            entry = catalog.get(message)
-            assert entry is not None, f"{path}: {message!r} is not in the catalog (pybabel update)"
+            entry = catalog[message]
             translated = entry.string if isinstance(entry.string, str) else entry.string[0]
-            assert translated, f"{path}: {message!r} is not translated"
-            assert not entry.fuzzy, f"{path}: {message!r} is fuzzy"
             extra = names(translated) - names(message) - EXTRA_VALUES.get(message, set())
             assert not extra, f"{path}: {message!r} names {extra}, which its sentence has not"
 
 
 def test_each_compiled_catalog_is_its_po_file() -> None:
     for path in catalogs():
-        with path.open("rb") as po:
-            source = {_key(m.id): _key(m.string) for m in read_po(po) if m.id}
-        with path.with_suffix(".mo").open("rb") as mo:
-            compiled = {_key(m.id): _key(m.string) for m in read_mo(mo) if m.id}
-        assert compiled == source, f"{path.with_suffix('.mo')} is stale: pybabel compile"
+        assert_compiled(path)
 
 
 def names(template: str) -> set[str]:
@@ -85,6 +76,3 @@ def names(template: str) -> set[str]:
             if field is not None}
 
 
-def _key(text: object) -> object:
-    """A plural's forms (a tuple in a .po, a list in a .mo) as a tuple."""
-    return tuple(text) if isinstance(text, list | tuple) else text

@@ -10,10 +10,11 @@ from pathlib import Path
 
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
-from babel.messages.mofile import read_mo, write_mo
+from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from flask import Flask
 
+from catalog_checks import assert_compiled, assert_translated
 from dos_server import i18n
 
 SERVER = Path(i18n.__file__).resolve().parent.parent  # server/, where babel.cfg is
@@ -42,29 +43,13 @@ def test_every_marked_message_is_translated_in_every_shipped_catalog() -> None:
     messages = extracted()
     assert "New game" in messages  # the extraction itself works
     for path in catalogs():
-        with path.open("rb") as po:
-            catalog = read_po(po)
-        for message in messages:
-            entry = catalog.get(message)
-            assert entry is not None, f"{path}: {message!r} is not in the catalog (pybabel update)"
-            translated = entry.string if isinstance(entry.string, str) else entry.string[0]
-            assert translated, f"{path}: {message!r} is not translated"
-            assert not entry.fuzzy, f"{path}: {message!r} is fuzzy"
+        assert_translated(path, messages)
 
-
-def _plain(value: object) -> object:
-    """A message's id or string as one comparable value (a plural's forms: a tuple; the .mo
-    reader gives lists, the .po reader tuples)."""
-    return tuple(value) if isinstance(value, list | tuple) else value
 
 
 def test_each_compiled_catalog_is_its_po_file() -> None:
     for path in catalogs():
-        with path.open("rb") as po:
-            source = {_plain(m.id): _plain(m.string) for m in read_po(po) if m.id}
-        with path.with_suffix(".mo").open("rb") as mo:
-            compiled = {_plain(m.id): _plain(m.string) for m in read_mo(mo) if m.id}
-        assert compiled == source, f"{path.with_suffix('.mo')} is stale: pybabel compile"
+        assert_compiled(path)
 
 
 def test_a_page_is_in_the_browsers_language(app: Flask) -> None:
