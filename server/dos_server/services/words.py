@@ -15,8 +15,8 @@ from dos_engine.errors import DosError, IllegalActionError
 from dos_engine.errors import explain as explain_error
 
 ENGLISH = "en"
-# An app context without a request (the locale selector reads the request), or an app without
-# Flask-Babel (a bare app with the problem handlers, in tests): English.
+# An app without Flask-Babel (a bare app with the problem handlers, in tests) has no locale:
+# English. (Outside a request the locale selector says English itself: i18n.browser_language.)
 _NO_LOCALE = (RuntimeError, KeyError)
 
 
