@@ -101,7 +101,7 @@ def sign_in(page: Page, site: Site, game_id: str, seat: int, name: str,
     say = words(language)
     page.goto(site.link(game_id, seat))
     page.get_by_role("button", name=say("Continue as %(name)s") % {"name": name}).click()
-    expect(page.get_by_text(say("%(name)s (you)") % {"name": name})).to_be_visible()
+    expect(page.get_by_text(say("%(name)s (you)") % {"name": name}).first).to_be_visible()
     assert page.url == f"{site.base}/games/{game_id}"  # the token left the address bar
     assert "token" not in page.evaluate("document.referrer + location.href")
 
