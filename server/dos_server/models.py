@@ -93,6 +93,11 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     timeout_policy: Mapped[str] = mapped_column(String(16), default="random")  # a bot name
     forfeit_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_days: Mapped[int] = mapped_column(Integer, default=14)  # per seat per year
+    # Whether standing orders may call DOS and catch for a seat (services/orders.py): they make
+    # the call a rule instead of a race. Games from before standing orders keep the race.
+    standing_dos: Mapped[bool] = mapped_column(default=True)
+    # Which of the current seat's reminders (SeatRow.reminders) went out this turn.
+    reminders_sent: Mapped[list[str] | None] = mapped_column(JsonType, nullable=True)
     # Set when the worker moved the finished game's history into ``game_archives``: its
     # event rows are gone and every history read decodes the archive instead.
     archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
@@ -155,8 +160,38 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
     # How the seat's person reads: an IANA zone (None: UTC) and a shipped language (None: en).
     time_zone: Mapped[str | None] = mapped_column(String(64), nullable=True)
     language: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    # Long games (services/orders.py, services/attention.py, services/abandon.py):
+    # the standing orders the server plays for the seat (None: none);
+    standing_orders: Mapped[list[str] | None] = mapped_column(JsonType, nullable=True)
+    # when the seat's page or client last read the game (None: never);
+    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # when its last "your turn" email or webhook went out, and how many of its turns the
+    # deadline played since then;
+    turn_notified_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    turns_missed: Mapped[int] = mapped_column(Integer, default=0)
+    # its reminders ("50%", "80%", "1h"...; None: the default, 80%);
+    reminders: Mapped[list[str] | None] = mapped_column(JsonType, nullable=True)
+    # nudges: whether it takes them, and when it last nudged someone in this game.
+    nudges_off: Mapped[bool] = mapped_column(default=False)
+    last_nudged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
     game: Mapped[GameRow] = relationship(back_populates="seats")
+
+
+class SeatVoteRow(db.Model):  # type: ignore[name-defined,misc]
+    """A player's vote on an absent seat (services/abandon.py): hand it to a bot, or end the
+    game with the scores as they stand. One vote per voter per absent seat."""
+
+    __tablename__ = "seat_votes"
+    __table_args__ = (UniqueConstraint("game_id", "target_seat", "voter_seat",
+                                       name="uq_seat_votes_voter"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    target_seat: Mapped[int] = mapped_column(Integer)
+    voter_seat: Mapped[int] = mapped_column(Integer)
+    choice: Mapped[str] = mapped_column(String(8))  # bot | end
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class EventRow(db.Model):  # type: ignore[name-defined,misc]
