@@ -232,7 +232,8 @@ def moves(console: Console, listing: dict[str, Any], command: str = "dos-client"
 # Events outside any one turn: flush left (a round's start is its header); a turn's events are
 # indented under it.
 _BETWEEN_TURNS = ("game_started", "round_over", "game_over", "game_ended", "timed_out",
-                  "resigned", "forfeited")
+                  "resigned", "forfeited", "game_cancelled", "handed_to_bot",
+                  "notification_resent")
 
 
 def event_lines(events: Sequence[dict[str, Any]], names: Sequence[str],

@@ -37,6 +37,14 @@ _TEMPLATES = {
     "timed_out": N_("{subject} ran out of time; the {policy} bot played the turn"),
     "resigned": N_("{subject} resigned (the random bot plays on)"),
     "forfeited": N_("{subject} forfeited after {timeouts} timeouts"),
+    # The server's operator (dos-server admin) changed the game.
+    "game_cancelled": N_("The server's operator cancelled the game"),
+    "notification_resent": N_("The server's operator sent a notification again"),
+}
+# A seat a bot plays from now on, by who decided it (``handed_to_bot``'s ``by``).
+_HANDED = {
+    "operator": N_("The {bot} bot plays {who}'s seat from now on (the server's operator "
+                   "decided)"),
 }
 _MATCHED = {
     "single_colour": N_("{subject} matched {target} (Center Row card {position}) with {cards}, "
@@ -66,6 +74,10 @@ def describe(event: Mapping[str, Any], names: Names, me: int | None = None,
     fields = _Fields({**data, "subject": subject, "who": who})
     if kind in _TEMPLATES:
         return t.gettext(_TEMPLATES[kind]).format_map(fields)
+    if kind == "handed_to_bot":
+        sentence = _HANDED.get(data.get("by") or "", N_("The {bot} bot plays {who}'s seat "
+                                                          "from now on"))
+        return t.gettext(sentence).format_map(fields)
     if kind == "round_started":
         return t.gettext("Round {round} began; {first} played first").format_map(
             _Fields(fields, first=_who(names, data.get("first"), me, t)))

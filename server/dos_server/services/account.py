@@ -556,8 +556,12 @@ def forget(bearer: str | None) -> dict[str, Any]:
 
     Own transaction.
     """
-    account = authenticate(bearer)
-    key = account.email_key
+    return forget_key(authenticate(bearer).email_key)
+
+
+def forget_key(key: str) -> dict[str, Any]:
+    """:func:`forget` for the address whose comparison form is ``key`` (the operator's
+    ``dos-server admin forget``). Own transaction."""
     with write_transaction():
         # In the one lock order (services/locks.py): messages, the identity, the closed
         # games, their seats, their outbox rows, then the address's own rows.
@@ -595,6 +599,7 @@ __all__ = [
     "confirm_address",
     "export",
     "forget",
+    "forget_key",
     "list_sessions",
     "login_code",
     "login_link",
