@@ -7,6 +7,8 @@ PYTEST_ARGS ?=
 # The web server, as `make run` and the Procfile start it: gevent workers, set up in
 # server/dos_server/gunicorn_conf.py (long-polls park there without a thread or a connection).
 GUNICORN_CONF := python:dos_server.gunicorn_conf
+# The processes of `make run` count into one folder; GET /metrics adds them up (loopback only).
+METRICS_DIR := server/instance/metrics
 
 .PHONY: install dev run demo test test-engine-alone lint typecheck bench-engine clean catalogs new-language
 
@@ -34,7 +36,8 @@ dev: $(VENV)/.installed-dev
 run: install
 	$(VENV)/bin/flask --app dos_server db upgrade
 	@echo "DOS by mail on http://127.0.0.1:5000 (web + worker); Ctrl-C stops both."
-	export DOS_WEBHOOK_ALLOW_PRIVATE=true; \
+	export DOS_WEBHOOK_ALLOW_PRIVATE=true DOS_METRICS_ALLOW=127.0.0.1,::1 \
+		PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR); rm -rf $(METRICS_DIR); mkdir -p $(METRICS_DIR); \
 	$(VENV)/bin/flask --app dos_server worker & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(VENV)/bin/gunicorn --config $(GUNICORN_CONF) --bind 127.0.0.1:5000 --workers 2 \

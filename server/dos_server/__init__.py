@@ -11,8 +11,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """App factory: defaults, then the environment, then ``test_config``."""
     import os
 
-    from dos_server import i18n, models  # noqa: F401 - models registers the tables with the metadata
+    from dos_server import i18n, metrics, models  # noqa: F401 - models registers the tables with the metadata
     from dos_server.api import account, games, health, inbound
+    from dos_server.api import metrics as metrics_api
     from dos_server.config import load_config
     from dos_server.database import configure_engine
     from dos_server.edge import check_request
@@ -36,8 +37,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     limiter.init_app(app)
     i18n.init_app(app)
     app.before_request(check_request)  # path parameters and headers, before any view
+    metrics.init_app(app)  # GET /metrics, and the requests' counts and times
     api.init_app(app)
     api.register_blueprint(health.blp)
+    api.register_blueprint(metrics_api.blp)
     api.register_blueprint(games.blp)
     api.register_blueprint(games.unsubscribe_blp)
     api.register_blueprint(inbound.blp)

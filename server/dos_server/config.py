@@ -68,6 +68,10 @@ DEFAULTS: dict[str, Any] = {
     # A finished game's event rows become one compact archive (services/archive.py) this long
     # after the game last changed; a negative value switches archiving off.
     "ARCHIVE_AFTER_SECONDS": 3 * 24 * 3600,
+    # GET /metrics (dos_server/metrics.py) answers only these addresses or networks
+    # (comma-separated) or this bearer token; with neither it answers 404.
+    "METRICS_ALLOW": None,
+    "METRICS_TOKEN": None,
     # Webhook URLs must resolve to public internet addresses (no loopback, private networks,
     # link-local/cloud metadata, ...); true only for development and tests.
     "WEBHOOK_ALLOW_PRIVATE": False,

@@ -30,3 +30,12 @@ def post_worker_init(worker: object) -> None:
     import gc
 
     gc.freeze()
+
+
+def child_exit(server: object, worker: object) -> None:
+    """A worker that exits stops counting in the live gauges of /metrics (prometheus-client's
+    multiprocess mode, when PROMETHEUS_MULTIPROC_DIR is set: dos_server/metrics.py)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined,no-untyped-call]

@@ -52,6 +52,7 @@ from flask import Flask, current_app
 from sqlalchemy import delete, or_, select
 
 from dos_engine.search import LEVELS as SEARCH_LEVELS
+from dos_server import metrics
 from dos_server.database import write_transaction
 from dos_server.delivery import DeliveryError, webhooks
 from dos_server.delivery.mail import dispatch, smtp
@@ -204,6 +205,7 @@ def _record(notification_id: int, error: DeliveryError | None, elapsed_ms: int,
             if not owned:  # sent all the same: say so, so that nobody sends it again
                 log.warning("notification #%s was sent after its lease passed to another "
                             "worker", row.id)
+            metrics.after_commit(metrics.DELIVERIES, channel=row.channel, outcome="sent")
             row.attempts += 1
             row.status = "sent"
             row.sent_at = now
@@ -218,17 +220,20 @@ def _record(notification_id: int, error: DeliveryError | None, elapsed_ms: int,
         row.lease_until = row.lease_owner = None
         row.last_error = str(error)[:2000]
         if error.status == 410:
+            metrics.after_commit(metrics.DELIVERIES, channel=row.channel, outcome="dropped")
             row.status = "dropped"
             log.warning("webhook notification #%s (%s): 410 Gone, endpoint disabled",
                         row.id, row.event)
             _disable_webhook(row)
             return
         if error.permanent or row.attempts >= len(schedule):
+            metrics.after_commit(metrics.DELIVERIES, channel=row.channel, outcome="dead")
             row.status = "dead"
             log.error("%s notification #%s (%s) failed for good after %d attempt(s): %s",
                       row.channel, row.id, row.event, row.attempts, error)
             _dead_letter(row)
             return
+        metrics.after_commit(metrics.DELIVERIES, channel=row.channel, outcome="failed")
         delay = schedule[row.attempts] * random.uniform(0.9, 1.1)
         if error.retry_after is not None:
             delay = max(delay, error.retry_after)
@@ -268,6 +273,11 @@ def _dead_letter(row: NotificationRow) -> None:
 
 def run_once(clock: Clock = utcnow) -> int:
     """One pass: deliver what is due, then deadlines. Returns how many rows it delivered."""
+    with metrics.WORKER_PASS.time():
+        return _one_pass(clock)
+
+
+def _one_pass(clock: Clock) -> int:
     delivered = 0
     ids = claim(clock())
     for notification_id in ids:
@@ -400,6 +410,7 @@ def run_forever(clock: Clock = utcnow, stop_after: float | None = None) -> None:
             db.session.remove()
         if not delivered:
             time.sleep(poll)
+    metrics.process_exited(os.getpid())  # its live gauges (connections in use) stop counting
     log.info("worker %s stopped", worker_name())
 
 

@@ -36,11 +36,12 @@ def server_env(database: Path) -> dict[str, str]:
 
 
 @contextmanager
-def running_gunicorn(tmp: Path, command: Callable[[int], list[str]]) -> Iterator[Server]:
+def running_gunicorn(tmp: Path, command: Callable[[int], list[str]],
+                     extra_env: dict[str, str] | None = None) -> Iterator[Server]:
     """A new migrated SQLite database in ``tmp``, then ``command(port)`` (gunicorn) serving it,
     its output in ``tmp / "gunicorn.log"``; stopped (and the log flushed) on exit."""
     database = tmp / "dos.sqlite3"
-    env = server_env(database)
+    env = {**server_env(database), **(extra_env or {})}
     subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
                    env=env, check=True, capture_output=True, timeout=120)
     port = free_port()

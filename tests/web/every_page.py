@@ -24,7 +24,7 @@ from dos_server.services import access, notify
 # GET routes that answer programs, not people: JSON, files, the web app manifest, the live
 # update's long-poll.
 NOT_PAGES = {"static", "web.static", "web.wait", "web.manifest", "api-docs.openapi_json",
-             "health.Health", "health.Ready"}
+             "health.Health", "health.Ready", "metrics.Metrics"}
 
 
 def page_endpoints(app: Flask) -> set[str]:

@@ -64,6 +64,7 @@ from flask import current_app
 from sqlalchemy import delete, exists, select, update
 
 from dos_engine import Game, GameRecord, parse_action, start_game
+from dos_server import metrics
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import (
@@ -415,6 +416,7 @@ def archive_due(now: datetime, limit: int = 20) -> int:
                 .with_for_update(skip_locked=True)
             ).scalar_one_or_none()
             if game is not None and archive_game(game, now):  # None: another worker has it
+                metrics.after_commit(metrics.ARCHIVED)
                 done += 1
     return done
 

@@ -41,7 +41,7 @@ from sqlalchemy.exc import IntegrityError
 from dos_engine import Game
 from dos_engine.errors import DosError, InvalidActionError
 from dos_engine.wording import describe
-from dos_server import i18n, mailtext, tokens
+from dos_server import i18n, mailtext, metrics, tokens
 from dos_server.database import write_transaction
 from dos_server.errors import (
     AmbiguousAction,
@@ -193,7 +193,7 @@ def process(row_id: int, now: datetime | None = None) -> str:
             incoming = parse(row)
             incoming.language = _sender_language(incoming.sender)
             with notify.one_message_for_seat_of(incoming.token), \
-                    i18n.in_language(incoming.language):
+                    i18n.in_language(incoming.language), metrics.moves_by("email"):
                 outcome, lines, game, seat = _apply(incoming)
                 _answer(row, incoming, lines, game, seat)
             _finish(row, incoming, "processed", outcome, None)
@@ -344,6 +344,7 @@ def _lock(row_id: int) -> InboundMessageRow | None:
 
 def _finish(row: InboundMessageRow, incoming: Incoming | None, status: str, outcome: str,
             error: str | None) -> None:
+    metrics.after_commit(metrics.INBOUND, status=status, outcome=outcome)
     row.status = status
     row.outcome = outcome
     row.error = error[:2000] if error else None

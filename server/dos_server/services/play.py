@@ -42,6 +42,7 @@ from dos_engine import (
 )
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_engine.search import LEVELS as SEARCH_LEVELS
+from dos_server import metrics
 from dos_server.database import write_transaction
 from dos_server.errors import (
     AlreadyResigned,
@@ -119,7 +120,9 @@ def after_move(game: GameRow, state: Game, before: TurnMark, rows: list[EventRow
         rows = rows + _end_without_people(game, state)
         write_history(rows)
         return rows
-    rows = rows + run_bots(game, state, in_worker)
+    played = run_bots(game, state, in_worker)
+    metrics.count_actions(played, "bot")
+    rows = rows + played
     write_history(rows)  # before the outbox: its messages read the latest events
     save_state(game, state, before, now)
     write_game(game)
@@ -363,6 +366,7 @@ def apply_turn(
     except DosError as error:
         raise _rule_error(error) from None
     rows = [append_action(game, seat, action.text()) for action in parsed]
+    metrics.count_actions(rows)
     rows = after_move(game, state, before, rows + append_events(game, events))
     db.session.flush()
     return Turn(game, state, Viewer(seat=seat), tuple(parsed), tuple(rows))
@@ -447,6 +451,7 @@ def apply_timeout(game: GameRow, now: datetime) -> None:
     if game.forfeit_after and seat.timeouts >= game.forfeit_after and not seat.resigned:
         seat.resigned = True
         rows.append(append_event(game, seat.index, "forfeited", {"timeouts": seat.timeouts}))
+    metrics.count_actions(rows, "deadline")
     after_move(game, state, before, rows, now)
     notify.enqueue(game, "timed_out", [seat], state, {"policy": game.timeout_policy})
 

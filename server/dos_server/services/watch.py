@@ -28,6 +28,7 @@ from flask import current_app
 from sqlalchemy import Update, event, func
 from sqlalchemy.orm import Session
 
+from dos_server import metrics
 from dos_server.extensions import db
 from dos_server.models import GameRow
 from dos_server.services import access
@@ -59,6 +60,7 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
     wake = threading.Event()
     with _lock:  # before the first look: a change after it always wakes us
         _waiters.setdefault(game_id, set()).add(wake)
+    metrics.WAITERS.inc()
     try:
         result = _look(look)
         while not done(result):
@@ -83,6 +85,7 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
             result = _look(look)
         return result
     finally:
+        metrics.WAITERS.dec()
         with _lock:
             waiting = _waiters.get(game_id)
             if waiting is not None:
