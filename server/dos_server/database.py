@@ -1,14 +1,16 @@
 """Database set-up that differs by backend, and the write-transaction helper.
 
 SQLite: WAL journal, a busy timeout, and ``BEGIN IMMEDIATE`` for write transactions so two
-writers queue on the database lock instead of failing at commit. PostgreSQL: the game row is
-locked with ``SELECT ... FOR UPDATE`` by the services, every writer in the one order that
-services/locks.py sets out (so that none deadlocks).
+writers queue on the database lock instead of failing at commit; under gevent the queueing is
+done in Python, so that a waiting writer never stops the other requests of its process.
+PostgreSQL: the game row is locked with ``SELECT ... FOR UPDATE`` by the services, every
+writer in the one order that services/locks.py sets out (so that none deadlocks).
 """
 
 from __future__ import annotations
 
 import contextvars
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,21 +28,71 @@ def configure_engine(app: Flask) -> None:
     engine: Engine = db.engine
     if engine.dialect.name != "sqlite":
         return
-    busy_ms = int(float(app.config["SQLITE_BUSY_TIMEOUT_SECONDS"]) * 1000)
+    busy_seconds = float(app.config["SQLITE_BUSY_TIMEOUT_SECONDS"])
+    cooperative = _gevent_patched()
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves (below)
         cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_seconds * 1000)}")
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute("PRAGMA synchronous = NORMAL")
+        if cooperative:  # from here on only BEGIN IMMEDIATE waits, and it waits in Python
+            cursor.execute("PRAGMA busy_timeout = 0")
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if _WRITE.get() else "BEGIN")
+        if not _WRITE.get():
+            connection.exec_driver_sql("BEGIN")
+        elif cooperative:
+            _begin_immediate_cooperatively(connection, busy_seconds)
+        else:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _gevent_patched() -> bool:
+    """This process runs greenlets (gunicorn's gevent workers): SQLite's own busy wait sleeps
+    in C and would stop every greenlet of the process, long-polls and reads with it."""
+    try:
+        from gevent import monkey  # type: ignore[import-untyped]
+    except ImportError:
+        return False
+    return bool(monkey.is_module_patched("time"))
+
+
+def _begin_immediate_cooperatively(connection: Any, timeout: float) -> None:
+    """``BEGIN IMMEDIATE``, retried while another writer holds the database (SQLITE_BUSY at
+    once, busy_timeout being 0): ``time.sleep`` is gevent's there, so the other greenlets run
+    while this one waits. In WAL mode a transaction that began IMMEDIATE meets no other lock,
+    so this is the one place a write waits."""
+    from sqlalchemy.exc import OperationalError
+
+    from dos_server import metrics
+
+    ends = time.monotonic() + timeout
+    pause = 0.001
+    waiting = False
+    try:
+        while True:
+            try:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
+                return
+            except OperationalError as error:
+                if "locked" not in str(error.orig) and "busy" not in str(error.orig):
+                    raise
+                if time.monotonic() + pause > ends:
+                    raise
+            if not waiting:
+                waiting = True
+                metrics.SQLITE_WRITE_WAITS.inc()
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+    finally:
+        if waiting:
+            metrics.SQLITE_WRITE_WAITS.dec()
 
 
 @contextmanager

@@ -63,6 +63,8 @@ WORKER_PASS = Histogram("dos_worker_pass_duration_seconds", "One pass of the not
 ARCHIVED = Counter("dos_games_archived", "Finished games whose history was archived")
 POOL_IN_USE = Gauge("dos_db_connections_in_use", "Database connections checked out of the "
                     "pools now", multiprocess_mode="livesum")
+SQLITE_WRITE_WAITS = Gauge("dos_sqlite_write_waits", "Requests waiting for SQLite's write lock "
+                           "(cooperatively, under gevent)", multiprocess_mode="livesum")
 POOL_SIZE = Gauge("dos_db_pool_size", "Connections each process's pool keeps (its size)",
                   multiprocess_mode="max")
 
@@ -162,7 +164,7 @@ def exposition() -> bytes:
 
 def _process_collectors() -> list[Collector]:
     return [REQUESTS, REQUEST_SECONDS, ACTIONS, WAITERS, DELIVERIES, INBOUND, WORKER_PASS,
-            ARCHIVED, POOL_IN_USE, POOL_SIZE]
+            ARCHIVED, POOL_IN_USE, POOL_SIZE, SQLITE_WRITE_WAITS]
 
 
 def require_operator() -> None:
