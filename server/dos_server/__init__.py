@@ -53,6 +53,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     register_cli(app)
     register_mailin(app)
+    from dos_server.ops import register_cli as register_ops
+
+    register_ops(app)
     with app.app_context():
         configure_engine(app)
     return app
