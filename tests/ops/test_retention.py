@@ -118,7 +118,8 @@ def test_mail_payloads_and_raw_mail_go_after_the_period_and_what_the_export_read
     message = _reply(app, smtp, game_id)
     account = sign_in(api, app, smtp, ANN, clock)
     export = api.get("/api/me/export", account)
-    assert export["emails"] and export["emails_received"]
+    assert export["emails"]
+    assert export["emails_received"]
     settled = NotificationRow.status.in_(("sent", "dead", "dropped"))
     with app.app_context():
         size = db.session.get(InboundMessageRow, message).size  # type: ignore[union-attr]
@@ -128,13 +129,15 @@ def test_mail_payloads_and_raw_mail_go_after_the_period_and_what_the_export_read
     with app.app_context():
         payloads = db.session.execute(sa.select(NotificationRow.payload).where(settled)
                                       ).scalars().all()
-        assert payloads and all(payloads)
+        assert payloads
+        assert all(payloads)
         db.session.remove()
 
     run_worker(app, clock.at_days(31))
     with app.app_context():
         rows = db.session.execute(sa.select(NotificationRow).where(settled)).scalars().all()
-        assert rows and all(row.payload == {} for row in rows)
+        assert rows
+        assert all(row.payload == {} for row in rows)
         assert all(row.message_id and row.dedupe_key for row in rows)  # what support quotes
         stored = db.session.get(InboundMessageRow, message)
         assert stored is not None
