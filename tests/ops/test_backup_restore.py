@@ -296,3 +296,32 @@ def _drill(backend: str, db_url: str, tmp_path: Path, sink: GreySink, receiver: 
                   if mid not in pending and mid not in sent}
         assert newest
         assert newest <= set(after)
+
+
+def test_restore_refuses_what_it_cannot_restore_and_force_replaces(
+        db_url: str, tmp_path: Path) -> None:
+    app = build_app(db_url)
+    try:
+        api = Api(app.test_client().get, app.test_client().post, lambda a: a.get_json())
+        kept = api.create([{"name": "ann"}, {"bot": "random"}])
+        cli = app.test_cli_runner()
+        backup = tmp_path / "dos.backup"
+        assert cli.invoke(args=["backup", str(backup)]).exit_code == 0
+        later = api.create([{"name": "bob"}, {"bot": "greedy"}])  # not in the backup
+
+        for path, words in ((tmp_path / "missing", "there is no backup"),
+                            (Path(__file__), "is not a backup made by dos-server backup")):
+            refused = cli.invoke(args=["restore", str(path)])
+            assert refused.exit_code == 1
+            assert words in refused.output
+        refused = cli.invoke(args=["restore", str(backup)])
+        assert refused.exit_code == 1
+        assert "is not empty" in refused.output
+        assert api.get(f"/api/games/{later['id']}")["status"] == "waiting"  # nothing changed
+
+        replaced = cli.invoke(args=["restore", "--force", str(backup)])
+        assert replaced.exit_code == 0, replaced.output
+        assert api.get(f"/api/games/{kept['id']}")["status"] == "waiting"
+        assert app.test_client().get(f"/api/games/{later['id']}").status_code == 404
+    finally:
+        dispose(app)
