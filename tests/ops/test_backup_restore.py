@@ -7,8 +7,10 @@ deadlines and outbox rows the receivers refuse for now (so they are pending), an
 on while ``dos-server backup`` runs. The backup is restored into a fresh database (a restore
 into one that is not empty is refused). Then: every game replays from its record to its
 stored state; a turn is played on a restored game; the receivers accept again and a new worker
-delivers. No Message-ID or webhook-id that was delivered before the restore is delivered after
-it, each is delivered once, and every row pending at backup time goes out under its own id.
+delivers. No Message-ID or webhook-id delivered before the backup is delivered after the
+restore; each is delivered once after it; every row pending at backup time goes out under its
+own id, so a row the old worker sent after the backup arrives twice under one id (and only
+such a row), which the receiver dedupes.
 """
 
 from __future__ import annotations
@@ -225,8 +227,18 @@ def _drill(backend: str, db_url: str, tmp_path: Path, sink: GreySink, receiver: 
             again = _command(db_url, tmp_path, sink, "backup", str(backup))
             assert again.returncode != 0
             assert "exists already" in again.stderr
-            # After the backup: a turn whose rows the restored database will not know.
+            # After the backup: a turn whose rows the restored database will not know; and the
+            # webhook receiver accepts again, so the old worker sends rows the backup holds as
+            # pending: the restored worker sends them once more, under the same webhook-id.
             api.play_one(next(iter(waiting)), next(iter(waiting.values())))
+            receiver.script["/flaky"] = [(200, {})]
+
+            def flaky_sent() -> bool:
+                return not _rows(db_url, sa.select(NotificationRow.id).where(
+                    NotificationRow.status == "pending",
+                    NotificationRow.target == receiver.url("/flaky")))
+
+            wait_for(flaky_sent, 120, "the old worker to send the webhooks", log.read_text)
         before = _delivered(sink, receiver)
         seen = len(receiver.all())
     finally:
@@ -256,7 +268,10 @@ def _drill(backend: str, db_url: str, tmp_path: Path, sink: GreySink, receiver: 
                                                                                 "webhook"}
         assert all(lease is None for mid, _, lease, _ in outbox if mid in pending)
         assert sent <= set(before)  # what the backup calls sent had been delivered
-        assert not pending & set(before)
+        hooks = {mid for mid, status, _, channel in outbox
+                 if status == "pending" and channel == "webhook"}
+        assert not (pending - hooks) & set(before)  # the refused emails never went out
+        assert hooks <= set(before)  # the webhooks went out after the backup
 
         # The receivers accept again; the restored server and a new worker carry on.
         sink.refuse.clear()
@@ -288,9 +303,14 @@ def _drill(backend: str, db_url: str, tmp_path: Path, sink: GreySink, receiver: 
         _replays(fresh)  # the turn played after the restore replays too
         after = [i for i in sink.ids() if i not in before] + [
             r.webhook_id for r in receiver.all()[seen:] if r.status == 200]
+        # Once after the restore each; never a row sent before the backup; twice (once by
+        # each worker, under one id, which the receiver dedupes) only a row pending at backup
+        # time that the old worker sent after the backup.
+        assert all(count == 1 for count in collections.Counter(after).values())
+        assert not sent & set(after)
         counts = collections.Counter(_delivered(sink, receiver))
-        assert all(count == 1 for count in counts.values()), [
-            key for key, count in counts.items() if count > 1]
+        assert {key for key, count in counts.items() if count > 1} == hooks
+        assert max(counts.values()) == 2
         assert pending <= set(after)  # each pending row went out under the id it had
         newest = {mid for (mid,) in _rows(fresh, sa.select(NotificationRow.message_id))
                   if mid not in pending and mid not in sent}
