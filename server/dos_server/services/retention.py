@@ -190,16 +190,18 @@ def mail_payloads(now: datetime) -> int:
                                   .limit(_batch())).scalars().all()
     db.session.rollback()
     done = 0
-    if ids or messages:
+    # One transaction per table: none holds rows of both while it waits for the other's
+    # (the archive pass slims a game's outbox, then its messages).
+    if messages:
         with write_transaction():
-            if messages:
-                done += _count(db.session.execute(
-                    update(InboundMessageRow).where(InboundMessageRow.id.in_(messages), *inbound)
-                    .values(raw=b""), execution_options={"synchronize_session": False}))
-            if ids:
-                done += _count(db.session.execute(
-                    update(NotificationRow).where(NotificationRow.id.in_(ids), *outbox)
-                    .values(payload={}), execution_options={"synchronize_session": False}))
+            done += _count(db.session.execute(
+                update(InboundMessageRow).where(InboundMessageRow.id.in_(messages), *inbound)
+                .values(raw=b""), execution_options={"synchronize_session": False}))
+    if ids:
+        with write_transaction():
+            done += _count(db.session.execute(
+                update(NotificationRow).where(NotificationRow.id.in_(ids), *outbox)
+                .values(payload={}), execution_options={"synchronize_session": False}))
     return done
 
 
