@@ -26,11 +26,13 @@ layer, to ``--target`` points. Two seat mixes:
 
 Then it measures ``pg_total_relation_size`` (heap, TOAST and indexes) of every table that
 holds a game's data, archives every game with ``archive.archive_due`` (the worker's pass) and
-measures again. Both measurements follow ``VACUUM FULL``, so they count the live data, not
-dead row versions (a plain ``VACUUM`` lets new rows reuse the space the deleted ones leave; it
-does not give it back to the file system); each first waits for every older transaction on
-the server to end, which ``VACUUM FULL`` needs to drop what they might still see. Figures go
-to stdout and ``bench/results/storage.json`` (``storage-email.json``; git-ignored).
+measures again; then it runs the retention rules (services/retention.py) on a clock past
+their longest period and measures a third time. The measurements follow ``VACUUM FULL``, so
+they count the live data, not dead row versions (a plain ``VACUUM`` lets new rows reuse the
+space the deleted ones leave; it does not give it back to the file system); each first waits
+for every older transaction on the server to end, which ``VACUUM FULL`` needs to drop what
+they might still see. Figures go to stdout and ``bench/results/storage.json``
+(``storage-email.json``; git-ignored).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from dos_server.delivery import DeliveryError
 from dos_server.delivery.mail import dispatch as email_delivery
 from dos_server.extensions import db
 from dos_server.models import NotificationRow, utcnow
-from dos_server.services import access, archive, inbound, lobby, play
+from dos_server.services import access, archive, inbound, lobby, play, retention
 
 TABLES = ("games", "seats", "game_events", "game_archives", "idempotency_keys", "notifications",
           "delivery_attempts", "inbound_messages")
@@ -79,7 +81,7 @@ def play_one(target: int, rng: random.Random, mix: str = "bots") -> int:
     """One finished game through the service layer; returns how many turns the people took."""
     if mix == "email":
         return _play_by_mail(target, rng)
-    created = lobby.create_game(lobby.NewGame(MIXES[mix], {"target_score": target}))
+    created = _started(MIXES[mix], target)
     turns = 0
     with write_transaction():
         game = access.get_game(created.game.id, for_update=True)
@@ -89,6 +91,14 @@ def play_one(target: int, rng: random.Random, mix: str = "bots") -> int:
             play.apply_turn(game, state.current, game.version, None, rng.randrange(len(listed)) + 1)
             turns += 1
     return turns
+
+
+def _started(seats: list[lobby.SeatSpec], target: int) -> lobby.Created:
+    """A new game the host starts at once: its people play from the emails or the API
+    without claiming their seats (a game is dealt when all have joined, or by the host)."""
+    created = lobby.create_game(lobby.NewGame(seats, {"target_score": target}))
+    lobby.start_now(created.game.id, created.host_token)
+    return created
 
 
 class Sinks:
@@ -155,7 +165,7 @@ def _play_by_mail(target: int, rng: random.Random) -> int:
     each."""
     sinks = Sinks(rng)
     worker.SENDERS.update(email=sinks.email, webhook=sinks.webhook)
-    created = lobby.create_game(lobby.NewGame(MIXES["email"], {"target_score": target}))
+    created = _started(MIXES["email"], target)
     turns = 0
     while True:
         sinks.deliver_all()
@@ -293,6 +303,13 @@ def run(games: int, target: int, pg_url: str, output: Path, mix: str = "bots") -
             after = sizes(admin_url, name)
             after_counts = counts(admin_url, name)
             after_counts["folded_mail_bytes_avg"] = folded(admin_url, name)
+            # Then the retention rules as the worker runs them once every period has passed
+            # (RETAIN_MAIL_LOG_DAYS is the longest that touches a finished game).
+            later = utcnow() + timedelta(days=float(app.config["RETAIN_MAIL_LOG_DAYS"]) + 1)
+            retained_by = retention.run_all(later)
+            db.session.remove()
+            retained = sizes(admin_url, name)
+            retained_counts = counts(admin_url, name)
             db.session.remove()
             db.engine.dispose()
     finally:
@@ -304,8 +321,10 @@ def run(games: int, target: int, pg_url: str, output: Path, mix: str = "bots") -
         "archived": archived,
         "before": {"bytes": before, **before_counts},
         "after": {"bytes": after, **after_counts},
+        "retained": {"bytes": retained, **retained_counts, "removed": retained_by},
         "bytes_per_game_before": sum(before.values()) / games,
         "bytes_per_game_after": sum(after.values()) / games,
+        "bytes_per_game_retained": sum(retained.values()) / games,
         "machine": f"{platform.machine()} {os.cpu_count()} cpu, {platform.python_version()}",
     }
     report(result)
@@ -330,16 +349,20 @@ def report(result: dict[str, Any]) -> None:
         f"{table} {count / games:.0f}" for table, count in after["rows"].items()))
     print("notifications by channel and status: " + ", ".join(
         f"{kind} {count}" for kind, count in before["outbox"].items()))
-    print(f"{'table':<20}{'before B/game':>15}{'after B/game':>15}")
+    retained = result["retained"]
+    print(f"{'table':<20}{'before B/game':>15}{'after B/game':>15}{'retained B/game':>17}")
     for table in TABLES:
         print(f"{table:<20}{before['bytes'][table] / games:>15.0f}"
-              f"{after['bytes'][table] / games:>15.0f}")
+              f"{after['bytes'][table] / games:>15.0f}{retained['bytes'][table] / games:>17.0f}")
     if after["folded_mail_bytes_avg"]:
         print(f"(the kept outbox and inbound columns, compressed into one value per game: "
               f"{after['folded_mail_bytes_avg']:.0f} B; not done, see folded())")
     b, a = result["bytes_per_game_before"], result["bytes_per_game_after"]
     print(f"{'total':<20}{b:>15.0f}{a:>15.0f}   after/before = {a / b:.3f} "
           f"({b / a:.1f}x smaller); aim <= 10240 B: {'met' if a <= 10240 else 'NOT met'}")
+    r = result["bytes_per_game_retained"]
+    print(f"{'after retention':<20}{r:>15.0f} B a game once every retention period has passed "
+          f"(services/retention.py); aim <= 10240 B: {'met' if r <= 10240 else 'NOT met'}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

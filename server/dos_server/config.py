@@ -72,6 +72,17 @@ DEFAULTS: dict[str, Any] = {
     # (comma-separated) or this bearer token; with neither it answers 404.
     "METRICS_ALLOW": None,
     "METRICS_TOKEN": None,
+    # Retention (services/retention.py), run by the worker: days after which each thing goes;
+    # 0 or less keeps it for ever. Checked every RETAIN_EVERY_SECONDS, RETAIN_BATCH at a time.
+    "RETAIN_UNSTARTED_DAYS": 30,  # games never started, with their unclaimed invites
+    "RETAIN_SIGNIN_DAYS": 1,  # sign-in requests (codes and links)
+    "RETAIN_MAIL_DAYS": 30,  # payloads of sent mail and webhooks, raw bytes of emailed moves
+    "RETAIN_MAIL_LOG_DAYS": 180,  # the mail rows themselves, of games over this long
+    "RETAIN_EVERY_SECONDS": 600,
+    "RETAIN_BATCH": 200,
+    # Backups (services/backup.py): where pg_dump/pg_restore are, if not the server's
+    # version's /usr/lib/postgresql/<major>/bin or the PATH's.
+    "PG_BIN_DIR": None,
     # Webhook URLs must resolve to public internet addresses (no loopback, private networks,
     # link-local/cloud metadata, ...); true only for development and tests.
     "WEBHOOK_ALLOW_PRIVATE": False,

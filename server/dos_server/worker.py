@@ -13,7 +13,8 @@
 5. plays the searching bots (``search-1``..) whose turn it is: requests stop before their turn
    so that a person's move returns at once (``play.run_bots``);
 6. archives games finished more than ``ARCHIVE_AFTER_SECONDS`` ago (services/archive.py);
-7. deletes expired browser sessions (every ``SESSION_PURGE_SECONDS``).
+7. deletes expired browser sessions (every ``SESSION_PURGE_SECONDS``);
+8. applies the retention rules (services/retention.py, every ``RETAIN_EVERY_SECONDS``).
 
 A worker killed mid-batch loses nothing: its leased rows become due again when the lease ends.
 
@@ -66,7 +67,16 @@ from dos_server.models import (
     as_utc,
     utcnow,
 )
-from dos_server.services import access, archive, digest, inbound, locks, notify, play
+from dos_server.services import (
+    access,
+    archive,
+    digest,
+    inbound,
+    locks,
+    notify,
+    play,
+    retention,
+)
 
 log = logging.getLogger("dos_server.worker")
 
@@ -288,6 +298,7 @@ def _one_pass(clock: Clock) -> int:
     inbound.process_pending(clock())  # emailed moves a crash left unprocessed
     archive.archive_due(clock())  # finished games' history, compactly
     purge_sessions(clock())
+    retention.run(clock())  # growth with a limit, at most every RETAIN_EVERY_SECONDS
     return delivered
 
 

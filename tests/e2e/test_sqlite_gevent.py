@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from e2e_server import SERVE, running_gunicorn
 from prometheus_client.parser import text_string_to_metric_families
 
-from e2e_server import SERVE, running_gunicorn
 from testkit import BIN, wait_for
 
 TOKEN = "lock-watch-" + "w" * 20
