@@ -41,7 +41,8 @@ def test_orders_show_and_set(server_url: str, config_file: Path) -> None:
     as_json("--profile", "bob", "join", created["invites"]["Bob"], "--as", "g")
     shown = ok("orders").stdout
     assert "Standing orders in g:" in shown
-    assert "draw   off" in shown and "orders draw on" in shown
+    assert "draw   off" in shown
+    assert "orders draw on" in shown
     assert as_json("orders", "dos", "on", "catch", "on")["orders"] == ["dos", "catch"]
     assert as_json("orders", "catch", "OFF", "draw", "on", "g")["orders"] == ["draw", "dos"]
     assert as_json("--profile", "bob", "orders")["orders"] == []  # Bob's own: none
