@@ -2,7 +2,7 @@
 
 Run it from the repository root::
 
-    .venv/bin/python bench/orders.py              # 200 games of 2-4 players to 200 points
+    .venv/bin/python bench/orders.py              # 200 games, 2-4 players, to 200 points
     .venv/bin/python bench/orders.py --quick      # 30 games
 
 Every seat is a person modelled by the ``greedy`` strategy, in games with the printed DOS
