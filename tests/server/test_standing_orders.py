@@ -13,11 +13,12 @@ from flask.testing import FlaskClient
 from orders_helpers import arrange, history, marked, orders_game, set_orders
 from server_helpers import assert_problem, auth, stored_state, stored_version
 
-from dos_engine import GameRecord, replay
+from dos_engine import CallDos, Catch, Game, GameRecord, Options, parse_action, replay
 from dos_engine.wording import describe
 from dos_server.extensions import db
 from dos_server.models import utcnow
 from dos_server.services import access, archive, notify
+from dos_server.services.orders import turn_actions
 
 # Nothing in these hands matches a 1 (no 1s, no wild cards; a double needs 2 or more).
 NO_MATCH = ["R3", "G4", "B5", "Y6", "R7", "G8", "B9"]
@@ -230,6 +231,16 @@ def test_a_game_with_every_order_replays_exactly_from_its_record(
         (row.seat, row.data["action"]) for row in rows if row.kind == "action"]
     replayed = replay(GameRecord.from_dict(record))
     assert replayed == stored_state(app, game_id)
+    # Never a choice: each draw or forced move an order played was the turn's one legal
+    # action when it was played (a call or a catch is the same whoever sends it).
+    marks = [row.data.get("by") == "order" for row in rows if row.kind == "action"]
+    state = Game.new(record["players"], record["seed"], Options.from_stored(record["options"]))
+    for (seat, text), by_order in zip(GameRecord.from_dict(record).actions, marks, strict=True):
+        action = parse_action(text)
+        if by_order and not isinstance(action, (CallDos, Catch)):
+            assert turn_actions(state, seat) == [action], (seat, text)
+        state.play(action, seat)
+    assert state == replayed
     # Archived, the history and the record read exactly as before, marks included.
     before = [client.get(f"/api/games/{game_id}/events?limit=500&after={after}",
                          headers=auth(tokens[0])).get_json() for after in (0, 500, 1000, 1500)]
