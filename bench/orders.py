@@ -17,7 +17,8 @@ plays one action.
 
 Printed per set: the share of a seat's turns that needed the person (they played at least one
 action of that turn themselves), the person's own actions per turn, and their out-of-turn
-actions (calls and catches) per 100 turns. Nothing is timed or asserted; the figures go to ``bench/results/orders.json``.
+actions (calls and catches) per 100 turns. Nothing is timed or asserted; the figures go to
+``bench/results/orders.json``.
 """
 
 from __future__ import annotations
