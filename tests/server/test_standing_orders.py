@@ -189,8 +189,15 @@ def test_bad_input_and_privacy(app: Flask, client: FlaskClient) -> None:
     assert_problem(client.put(path, headers=auth(tokens[1]), json={"orders": ["draw"]}), 403)
     assert_problem(_get(client, path, tokens[1]), 403)
     assert_problem(_get(client, f"/api/games/{game_id}/seats/9/orders", tokens[0]), 403)
+    first = _get(client, f"/api/games/{game_id}", tokens[0])
+    assert first.get_json()["orders"] == []
     set_orders(client, game_id, 0, tokens[0], ["catch", "dos", "catch"])
     assert _get(client, path, tokens[0]).get_json()["orders"] == ["dos", "catch"]
+    # The same version, but the game's answer (and its ETag) changed for that seat only.
+    again = client.get(f"/api/games/{game_id}", headers={
+        **auth(tokens[0]), "If-None-Match": first.headers["ETag"]})
+    assert again.status_code == 200
+    assert again.get_json()["version"] == first.get_json()["version"]
     mine = _get(client, f"/api/games/{game_id}", tokens[0]).get_json()
     theirs = _get(client, f"/api/games/{game_id}", tokens[1]).get_json()
     spectator = _get(client, f"/api/games/{game_id}", None).get_json()
