@@ -50,6 +50,7 @@ def test_orders_show_and_set(server_url: str, config_file: Path) -> None:
     assert as_json("orders", "catch", "OFF", "draw", "on", "g")["orders"] == ["draw", "dos"]
     assert as_json("--profile", "bob", "orders")["orders"] == []  # Bob's own: none
     assert as_json("show")["orders"] == ["draw", "dos"]
+    assert "Your standing orders: draw, dos." in ok("show").stdout
     assert as_json("orders", "all", "off")["orders"] == []
     assert as_json("orders", "all", "on")["orders"] == list(ORDERS)
     for bad in (["draw"], ["draw", "maybe"], ["g", "dance"]):
