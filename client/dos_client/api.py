@@ -111,6 +111,13 @@ class DosApi:
     def vacation(self, game_id: str, days: int) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/vacation", json={"days": days})
 
+    def orders(self, game_id: str, seat: int) -> dict[str, Any]:
+        return self._call("GET", f"/api/games/{game_id}/seats/{seat}/orders")
+
+    def set_orders(self, game_id: str, seat: int, orders: list[str]) -> dict[str, Any]:
+        return self._call("PUT", f"/api/games/{game_id}/seats/{seat}/orders",
+                          json={"orders": orders})
+
     def rotate_token(self, game_id: str, seat: int) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/seats/{seat}/token")
 

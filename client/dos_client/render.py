@@ -160,6 +160,8 @@ def table(console: Console, game: dict[str, Any], label: str, command: str = "do
     scores = " · ".join(f"{marked[i]} {s}" for i, s in enumerate(view["scores"]))
     console.print(_("Scores: {scores} (target {target})").format(
         scores=scores, target=view["options"]["target_score"]))
+    if game.get("orders"):  # the seat's own standing orders (dos-client orders)
+        console.print(_("Your standing orders: {orders}.").format(orders=", ".join(game["orders"])))
     row = Text(_("Center Row:") + " ")
     for slot in view["center_row"]:
         row.append(f" {slot['position']}:")

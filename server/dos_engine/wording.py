@@ -63,7 +63,20 @@ def describe(event: Mapping[str, Any], names: Names, me: int | None = None,
              language: str | None = "en") -> str | None:
     """One event in plain words, in ``language`` (English for one the engine has no catalog
     of); None for the rows that say nothing of their own (the action rows, discards, the deal's
-    Center Row)."""
+    Center Row).
+
+    The first event of an action a standing order played carries ``by_order`` (the server's
+    ``services/orders``): its line says so.
+    """
+    line = _describe(event, names, me, language)
+    data = event.get("data") or {}
+    if line is not None and data.get("by_order") is True:
+        return translator(language).gettext("{line} (by standing order)").format(line=line)
+    return line
+
+
+def _describe(event: Mapping[str, Any], names: Names, me: int | None,
+              language: str | None) -> str | None:
     t = translator(language)
     kind = event["kind"]
     data: Mapping[str, Any] = event.get("data") or {}

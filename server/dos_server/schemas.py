@@ -230,6 +230,18 @@ class CreateGameIn(Schema):
         allow_none=True, validate=validate.Range(min=60, max=60 * 86400),
         metadata={"description": "seconds a player has for a turn (60 s to 60 days)"},
     )
+    standing_dos = StrictBoolean(
+        load_default=True,
+        metadata={"description": "whether standing orders may call DOS and catch for a seat "
+                                 "(default true)"})
+
+
+class OrdersIn(Schema):
+    orders = ma.fields.List(
+        ma.fields.String(validate=validate.Length(min=1, max=20)), required=True,
+        validate=validate.Length(max=10),
+        metadata={"description": "the seat's standing orders, all of them: any of draw, only, "
+                                 "dos, catch ([] for none)"})
 
 
 class JoinIn(Schema):

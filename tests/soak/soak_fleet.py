@@ -28,6 +28,7 @@ from typing import Any
 import requests
 from soak_sinks import SinkLog
 
+from dos_server.services.orders import ORDERS
 from testkit import (
     BIN,
     MAIL_DOMAIN,
@@ -368,8 +369,10 @@ class Players:
         raise AssertionError(f"seat {game.current} of {game.id} is nobody's to play")
 
     def create(self, game: SoakGame) -> None:
+        # Every other game has the DOS call, and standing orders may call and catch in it.
         answer = self.api.call("POST", "/api/games", body={
-            "seats": game.seats(), "options": {"target_score": self.target}})
+            "seats": game.seats(), "options": {"target_score": self.target,
+                                               "dos_call": game.number % 2 == 1}})
         assert answer.status_code == 201, answer.text
         created = answer.json()
         game.id = created["id"]
@@ -382,6 +385,11 @@ class Players:
             assert joined.status_code == 200, joined.text
             game.tokens[seat] = joined.json()["player_token"]
             game.secrets[seat] = invite["webhook_secret"]
+            if len(game.tokens) == 1:  # the first API seat holds every standing order
+                # (set before the game is dealt: setting them plays nothing then)
+                orders = self.api.call("PUT", f"/api/games/{game.id}/seats/{seat}/orders",
+                                       game.tokens[seat], {"orders": list(ORDERS)})
+                assert orders.status_code == 200, orders.text
         if game.email:  # the email players play from their emails: the host starts the game
             started = self.api.call("POST", f"/api/games/{game.id}/start",
                                     created["host_token"])

@@ -4,11 +4,14 @@ Two web instances (the Procfile's gunicorn line), two workers and the mail-in li
 real processes on one fresh PostgreSQL database, with Redis holding the rate limits. GAMES
 games are created and played at once to the end by scripted players: by API over both web
 instances, by email replies (read from a real SMTP sink, sent to the mail-in listener) and by
-bot seats. Every API seat has a webhook on a receiver that answers 500 at random. Midway one
-web instance and one worker are killed with SIGKILL and started again.
+bot seats. Every API seat has a webhook on a receiver that answers 500 at random. The first
+API seat of each game holds every standing order, and every other game has the DOS call (so
+orders draw, play forced moves, call and catch there). Midway one web instance and one worker
+are killed with SIGKILL and started again.
 
 Then: every game replays from its record to its stored state; every turn a player saw applied
-is in the history exactly once and nothing else is; every outbox row was delivered exactly
+is in the history exactly once and nothing else is, beside the actions standing orders played
+in the same transactions; every outbox row was delivered exactly
 once (or, for webhooks, dead-lettered after the whole retry schedule); every emailed move was
 stored and processed once. Throughput and the kill/recovery times are figures: printed in the
 test summary, never asserted.
@@ -282,7 +285,7 @@ class World:
         turn a player saw applied exactly once, and no other turn."""
         assert self.players is not None
         api = self.players.api
-        actions = 0
+        actions = by_order = 0
         bots = {(seat.game_id, seat.index) for seat in db.session.execute(
             sa.select(SeatRow).where(SeatRow.bot.is_not(None))).scalars()}
         for game in self.games:
@@ -299,10 +302,15 @@ class World:
             versions = [e.version for e in events]
             assert versions == sorted(versions), f"{game.id}: versions out of order"
             turns: dict[int, tuple[int, list[str]]] = {}
+            ordered: set[int] = set()  # versions in which standing orders played
             for event in events:
                 if event.kind != "action":
                     continue
                 actions += 1
+                if event.data.get("by") == "order":
+                    by_order += 1
+                    ordered.add(event.version)
+                    continue
                 if (game.id, event.seat) in bots:
                     continue
                 seat, texts = turns.setdefault(event.version, (event.seat, []))
@@ -312,12 +320,16 @@ class World:
             # before it), none lost
             dealt = next(e.version for e in events if e.kind == "game_started")
             assert sorted(turns) == list(range(dealt + 1, row.version + 1)), game.id
+            # an order plays in the transaction of the deal or of a person's move, never alone
+            assert ordered <= {dealt, *turns}, (game.id, sorted(ordered - {dealt, *turns}))
             assert sorted(game.applied) == sorted(turns), game.id
             for version, (seat, applied) in game.applied.items():
                 assert turns[version][0] == seat, (game.id, version)
                 if applied is not None:  # an API turn: exactly the actions it was told
                     assert turns[version][1] == applied, (game.id, version)
         figures["actions"] = actions
+        figures["actions_by_standing_order"] = by_order
+        assert by_order, "no standing order played in the soak"
 
     def check_outbox(self, figures: dict[str, Any]) -> None:
         """Every row sent exactly once, or (webhooks) dead after the whole schedule."""

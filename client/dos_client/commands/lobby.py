@@ -67,6 +67,8 @@ def _duration(text: str | None) -> int | None:
               help=N_("Whether earned bonus cards must be placed (RULES 3.5)."))
 @click.option("--dos-call/--no-dos-call", default=False, show_default=True,
               help=N_("Play with calling DOS and catching (RULES 5)."))
+@click.option("--standing-dos/--no-standing-dos", default=True, show_default=True,
+              help=N_("Whether standing orders may call DOS and catch for a player."))
 @click.option("--target", type=click.IntRange(1, 10_000), default=200, show_default=True,
               help=N_("Score that wins the game."))
 @click.option("--turn-limit", metavar="DURATION", help=N_("Time per turn, e.g. 36h or 3d."))
@@ -76,7 +78,8 @@ def _duration(text: str | None) -> int | None:
 @pass_settings
 def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequence[str],
         me: str | None, after_draw: str, bonus_placement: str, dos_call: bool, target: int,
-        turn_limit: str | None, title: str | None, label: str | None) -> None:
+        turn_limit: str | None, title: str | None, label: str | None,
+        standing_dos: bool = True) -> None:
     payload_seats: list[dict[str, Any]] = [{"name": name} for name in seats]
     payload_seats += [{} for _seat in range(open_seats)] + [{"bot": bot} for bot in bots]
     if not 2 <= len(payload_seats) <= 4:
@@ -91,6 +94,7 @@ def new(settings: Settings, seats: Sequence[str], open_seats: int, bots: Sequenc
                     "dos_call": dos_call, "target_score": target},
         "turn_time_limit": _duration(turn_limit),
         **({"title": title} if title is not None else {}),
+        "standing_dos": standing_dos,
     })
     name = store.unique_name(label or created["id"])
     invites = {i["name"]: f"{created['id']}:{i['invite']}" for i in created["invites"]}

@@ -17,9 +17,10 @@ from dos_server.schemas import (
     HistoryQuery,
     JoinIn,
     NotificationsIn,
+    OrdersIn,
     VacationIn,
 )
-from dos_server.services import access, lobby, notify, play, read, watch
+from dos_server.services import access, lobby, notify, play, read, standing, watch
 from dos_server.web.pages import mailed as pages  # a browser opening the link gets the page
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
@@ -255,6 +256,29 @@ class Notifications(MethodView):
                                          body.get("webhook_url"), body.get("events"),
                                          set(body), body.get("digest"),
                                          body.get("time_zone"), body.get("language"))
+
+
+@blp.route("/<game_id>/seats/<int:seat>/orders")
+class StandingOrders(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not this seat's player")
+    @blp.alt_response(404, description="no such game")
+    def get(self, game_id: str, seat: int) -> dict[str, Any]:
+        """Your seat's standing orders, what each does and whether it can play in this game."""
+        return standing.read_orders(game_id, _bearer(), seat)
+
+    @blp.arguments(OrdersIn)
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not this seat's player")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(422, description="unknown order")
+    def put(self, body: dict[str, Any], game_id: str, seat: int) -> dict[str, Any]:
+        """Set your seat's standing orders (all of them). The server plays them for you the
+        moment they apply, marked "by standing order" in the history; one that applies now
+        is played at once (the game's version moves on)."""
+        return standing.set_orders(game_id, _bearer(), seat, body["orders"])
 
 
 @blp.route("/<game_id>/vacation")

@@ -79,6 +79,8 @@ class SeatLike(Protocol):
     def resigned(self) -> bool: ...
     @property
     def vacation_until(self) -> datetime | None: ...
+    @property
+    def standing_orders(self) -> list[str] | None: ...
 
 
 S_co = TypeVar("S_co", bound=SeatLike, covariant=True)
@@ -108,6 +110,8 @@ class GameLike(Protocol[S_co]):
     def turn_deadline(self) -> datetime | None: ...
     @property
     def seats(self) -> Sequence[S_co]: ...
+    @property
+    def standing_dos(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +125,7 @@ class SeatSnapshot:
     claimed: bool
     resigned: bool
     vacation_until: datetime | None
+    standing_orders: list[str] | None = None
 
 
 @dataclass(slots=True)
@@ -144,6 +149,7 @@ class GameSnapshot:
     state_text: str | None
     _options: dict[str, Any] | None = field(default=None, repr=False)
     _state: dict[str, Any] | None = field(default=None, repr=False)
+    standing_dos: bool = True
 
     @property
     def options(self) -> dict[str, Any]:
@@ -164,10 +170,11 @@ def snapshot(game: GameRow) -> GameSnapshot:
     write)."""
     seats = tuple(SeatSnapshot(seat.index, seat.public_id, seat.legacy_index, seat.token_version,
                                seat.name, seat.bot, seat.claimed, seat.resigned,
-                               seat.vacation_until) for seat in game.seats)
+                               seat.vacation_until, seat.standing_orders) for seat in game.seats)
     return GameSnapshot(game.id, game.title, game.status, game.version, game.host_token_version,
                         None, game.turn_time_limit, game.turn_deadline, seats, None,
-                        _options=game.options, _state=game.state)
+                        _options=game.options, _state=game.state,
+                        standing_dos=game.standing_dos)
 
 
 @dataclass(frozen=True)
@@ -190,7 +197,7 @@ _READ = (
                  cast(_GAMES.c.state, Text))),
            _SEATS.c.index, _SEATS.c.public_id, _SEATS.c.legacy_index, _SEATS.c.token_version,
            _SEATS.c.name, _SEATS.c.bot, _SEATS.c.claimed, _SEATS.c.resigned,
-           _SEATS.c.vacation_until)
+           _SEATS.c.vacation_until, _SEATS.c.standing_orders, _GAMES.c.standing_dos)
     .select_from(_GAMES.outerjoin(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
     .where(_GAMES.c.id == bindparam("game_id"))
     .order_by(_SEATS.c.index)
@@ -246,9 +253,9 @@ def read_game(game_id: str) -> GameSnapshot:
     if not rows:
         raise _not_found(game_id)
     first = rows[0]
-    seats = tuple(SeatSnapshot(*row[9:]) for row in rows if row[9] is not None)
+    seats = tuple(SeatSnapshot(*row[9:-1]) for row in rows if row[9] is not None)
     return GameSnapshot(first[0], first[1], first[2], first[3], first[4], first[5], first[6],
-                        first[7], seats, first[8])
+                        first[7], seats, first[8], standing_dos=bool(first[-1]))
 
 
 _ONE: Select[Any] = select(literal_column("1"))

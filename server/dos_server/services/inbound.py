@@ -53,7 +53,7 @@ from dos_server.errors import (
 from dos_server.extensions import db
 from dos_server.mailtext import body_text, command_lines, html_to_text
 from dos_server.models import GameRow, IdentityRow, InboundMessageRow, SeatRow, utcnow
-from dos_server.services import access, archive, lobby, notify, play, read
+from dos_server.services import access, archive, lobby, notify, orders, play, read, standing
 from dos_server.validation import email_key
 
 log = logging.getLogger("dos_server.inbound")
@@ -75,6 +75,8 @@ def help_lines() -> list[str]:
         "  show  " + _("or") + "  moves   " + _("the table and your numbered moves"),
         "  history           " + _("the last events of the game"),
         "  resign            " + _("give up your seat (the random bot plays it on)"),
+        "  orders draw on    " + _("standing orders the server plays for you (draw, only, "
+                                   "dos, catch; on or off; orders alone lists them)"),
         "  join              " + _("take your seat, in answer to an invitation"),
         "  help              " + _("this text"),
         _("A number refers to the list in the email you answer: if the game has moved on "
@@ -510,6 +512,8 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
         return "help", help_lines(), game, seat
     if first == "join":
         return _join(game, seat)
+    if first.split(" ", 1)[0] == "orders":
+        return _orders(game, seat, first.split()[1:])
     if game.status == "waiting":
         raise Refusal("not-started", [
             _("The game has not started yet, so nothing was changed: it starts when everyone "
@@ -550,6 +554,33 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
     return "applied", out, game, seat
 
 
+def _orders(game: GameRow, seat: SeatRow,
+            words: Sequence[str]) -> tuple[str, list[str], GameRow, SeatRow]:
+    """``orders [NAME on|off]...``: list or switch the seat's standing orders."""
+    on: list[str] = []
+    off: list[str] = []
+    rest = list(words)
+    while rest:
+        name = rest.pop(0)
+        if not rest or rest[0] not in ("on", "off") or name not in (*orders.ORDERS, "all"):
+            raise Refusal("bad-orders", [
+                _("Nothing was changed: write orders, then each order and on or off, like: "
+                  "orders draw on only off (orders: %(orders)s, or all).",
+                  orders=", ".join(orders.ORDERS))], show=True)
+        chosen = list(orders.ORDERS) if name == "all" else [name]
+        (on if rest.pop(0) == "on" else off).extend(chosen)
+    version = game.version
+    held = _checked(lambda: standing.change_orders(game, seat.index, on=on, off=off),
+                    game, seat, game.version)
+    out = [_("Your standing orders: %(orders)s.", orders=", ".join(held)) if held
+           else _("You have no standing orders.")]
+    out += [f"  {name:<6} {_('on') if name in held else _('off'):<4} {orders.describe(name)}"
+            for name in orders.ORDERS]
+    if version != game.version:
+        out.append(_("An order applied at once and was played: here is the table."))
+    return "orders", out, game, seat
+
+
 def _join(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
     """Take the seat an invitation was sent for: playing by email needs no other step."""
     if game.status in ("finished", "cancelled"):
@@ -579,7 +610,8 @@ def _from_first_command(game: GameRow, seat: int, lines: list[str]) -> list[str]
     state = access.engine_state(game) if game.state is not None else None
     for index, line in enumerate(lines):
         word = line.strip().rstrip(".!").strip().lower()
-        if word in KEYWORDS or mailtext.move_number(word) is not None:
+        if (word in KEYWORDS or word.split(" ", 1)[0] == "orders"
+                or mailtext.move_number(word) is not None):
             return lines[index:]
         if state is None:
             continue

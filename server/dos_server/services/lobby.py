@@ -80,6 +80,7 @@ class NewGame:
     forfeit_after: int | None = None
     vacation_days: int = 14
     title: str | None = None
+    standing_dos: bool = True  # standing orders may call DOS and catch (services/orders.py)
 
     @classmethod
     def from_loaded(cls, body: dict[str, Any]) -> NewGame:
@@ -89,7 +90,8 @@ class NewGame:
                    turn_time_limit=body.get("turn_time_limit"),
                    timeout_policy=body["timeout_policy"],
                    forfeit_after=body.get("forfeit_after"),
-                   vacation_days=body["vacation_days"], title=body.get("title"))
+                   vacation_days=body["vacation_days"], title=body.get("title"),
+                   standing_dos=body.get("standing_dos", True))
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,7 @@ def create_game(request: NewGame) -> Created:
             timeout_policy=timeout_policy,
             forfeit_after=forfeit_after,
             vacation_days=vacation_days,
+            standing_dos=request.standing_dos,
             next_seq=1,
         )
         for index, spec in enumerate(seats):

@@ -58,7 +58,7 @@ from dos_server.errors import (
 )
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, as_utc, utcnow
-from dos_server.services import notify, watch
+from dos_server.services import notify, orders, watch
 from dos_server.services.access import (
     Viewer,
     Written,
@@ -121,7 +121,9 @@ def after_move(game: GameRow, state: Game, before: TurnMark, rows: list[EventRow
         write_history(rows)
         return rows
     played = run_bots(game, state, in_worker)
-    metrics.count_actions(played, "bot")
+    by_order = [row for row in played if row.data.get(orders.MARK_KEY) == orders.MARK]
+    metrics.count_actions(by_order, "order")
+    metrics.count_actions([row for row in played if row not in by_order], "bot")
     rows = rows + played
     write_history(rows)  # before the outbox: its messages read the latest events
     save_state(game, state, before, now)
@@ -173,7 +175,13 @@ def run_bots(game: GameRow, state: Game, in_worker: bool = False) -> list[EventR
         if state.is_over:
             return rows
         seat = seats[state.current]
-        if not (seat.bot or seat.resigned) or (searching_bot(seat) and not in_worker):
+        at_rest = not (seat.bot or seat.resigned) or (searching_bot(seat) and not in_worker)
+        # Standing orders interleave with the bots (services/orders.py says when each plays).
+        due = orders.next_order(state, game.seats, game.standing_dos, at_rest)
+        if due is not None:
+            rows += play_order(game, state, *due)
+            continue
+        if at_rest:
             return rows
         strategy = make_strategy(seat.bot or "random", f"{state.seed}:{state.actions_played}")
         legal = state.legal_actions(seat.index)
@@ -182,6 +190,18 @@ def run_bots(game: GameRow, state: Game, in_worker: bool = False) -> list[EventR
         rows.append(append_action(game, seat.index, action.text()))
         rows += append_events(game, events)
     raise RuntimeError("bots did not finish within the per-request limit")
+
+
+def play_order(game: GameRow, state: Game, seat: int, action: Action) -> list[EventRow]:
+    """Play a standing order's action for ``seat``: the seat's own action, marked as the
+    order's in the history (the record holds it like any other action)."""
+    events = state.play(action, seat)
+    row = append_event(game, seat, "action",
+                       {"action": action.text(), orders.MARK_KEY: orders.MARK})
+    caused = append_events(game, events)
+    if caused:  # its first event is the line a person reads (dos_engine.wording says "by order")
+        caused[0].data = {**caused[0].data, orders.EVENT_MARK: True}
+    return [row, *caused]
 
 
 def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | None = None) -> None:

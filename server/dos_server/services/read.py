@@ -70,6 +70,10 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
         ],
         "view": None,
         "fairness": None,
+        # Standing orders (services/orders.py): whether they may call and catch here, and
+        # the viewer's own (nobody sees another seat's).
+        "standing_dos": game.standing_dos,
+        "orders": _own_orders(game, viewer),
     }
     if game.state is not None:
         state = state or Game.from_dict(game.state)
@@ -78,6 +82,12 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
             body["view"]["legal_actions"] = []
         body["fairness"] = fairness(state, revealed=game.status == "finished")
     return body
+
+
+def _own_orders(game: GameLike[SeatLike], viewer: Viewer) -> list[str] | None:
+    """The viewer's standing orders; None for the host and spectators."""
+    seat = next((s for s in game.seats if s.index == viewer.seat), None)
+    return None if seat is None else list(seat.standing_orders or [])
 
 
 def fairness(state: Game, revealed: bool = False) -> dict[str, Any]:
@@ -209,7 +219,8 @@ def game_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
     """
     seats = _seats_shown(game, utcnow())
     deadline = game.turn_deadline.isoformat() if game.turn_deadline else None
-    return _tag("g", game, viewer, [game.status, deadline, viewer.host, seats])
+    return _tag("g", game, viewer, [game.status, deadline, viewer.host, seats,
+                                    game.standing_dos, _own_orders(game, viewer)])
 
 
 def actions_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:

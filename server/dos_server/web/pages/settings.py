@@ -13,7 +13,7 @@ from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
 from dos_server.problems import Problem, problem_of
 from dos_server.schemas import NotificationsIn, VacationIn
-from dos_server.services import access, lobby, notify, play, read
+from dos_server.services import access, lobby, notify, play, read, standing
 from dos_server.web import auth, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import FieldErrors, Page, whole_number
@@ -35,7 +35,7 @@ def _settings(game_id: str, status: int = 200, errors: FieldErrors | None = None
               ) -> tuple[str, int]:
     """The settings page; after a refused form, ``errors`` beside its fields and what was
     ``typed`` in them instead of what is stored."""
-    token, _seat = _player(game_id)
+    token, seat = _player(game_id)
     game = access.get_game(game_id)
     viewer = access.authenticate(game, token, allow_host=False)
     body = read.game_body(game, viewer)
@@ -43,6 +43,7 @@ def _settings(game_id: str, status: int = 200, errors: FieldErrors | None = None
     settings = {**stored, **(typed or {})}
     until = timefmt.parse(stored["vacation_until"])
     return render_template("settings.html", game=body, settings=settings,
+                           orders=standing.orders_body(game, seat),
                            errors=errors or FieldErrors(), events=notify.EVENTS,
                            channels=notify.CHANNELS, new_token=new_token,
                            zones=timefmt.zone_list(), languages=i18n.shipped_languages(),
@@ -106,6 +107,22 @@ def notifications(game_id: str) -> Page:
     flash(_("Notification settings saved."))
     if result.get("webhook_secret"):
         flash(_("Webhook signing secret (shown once): %(secret)s", secret=result["webhook_secret"]))
+    return redirect(url_for("web.settings", game_id=game_id), 303)
+
+
+@bp.post("/games/<game_id>/settings/orders")
+def orders(game_id: str) -> Page:
+    token, seat = _player(game_id)
+    try:
+        standing.set_orders(game_id, token, seat, request.form.getlist("order"))
+    except DomainError as error:  # a value no checkbox sends
+        problem = problem_of(error)
+        if problem.status != 422:
+            raise
+        errors = FieldErrors()
+        errors.add(None, problem.detail)
+        return _settings(game_id, 422, errors)
+    flash(_("Standing orders saved."))
     return redirect(url_for("web.settings", game_id=game_id), 303)
 
 
