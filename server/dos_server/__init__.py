@@ -53,6 +53,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     register_cli(app)
     register_mailin(app)
+    from dos_server.localmail import register_cli as register_localmail
+
+    register_localmail(app)
     with app.app_context():
         configure_engine(app)
     return app
