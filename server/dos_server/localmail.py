@@ -227,7 +227,9 @@ def register_cli(app: Flask) -> None:
                 click.echo(_("No answer in the outbox yet: with a worker running "
                              "(`make run` starts one), `dos-server mail list` shows it."))
                 return
-            click.echo(_("The answer: %(file)s", file=answer))
+            shown = answer.relative_to(Path.cwd()) if answer.is_relative_to(Path.cwd()) \
+                else answer
+            click.echo(_("The answer: %(file)s", file=shown))
             body = read_email(answer).get_body(preferencelist=("plain",))
             if isinstance(body, EmailMessage):
                 click.echo(str(body.get_content()).rstrip())

@@ -65,7 +65,8 @@ def make_run(tmp_path: Path, db_url: str) -> Iterator[Local]:
             raise
     assert code == 0, log.read_text()[-3000:]
     wait_for(lambda: not _group_alive(process.pid), 30, "every process to stop", log.read_text)
-    assert not listening(web) and not listening(mailin)
+    assert not listening(web)
+    assert not listening(mailin)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -113,7 +114,8 @@ def test_play_by_email_locally_with_dos_server_mail_reply(db_url: str, tmp_path:
         # The numbered list shows it, with its address and subject.
         listed = dos_server(local, "mail", "list").splitlines()
         line = next(line for line in listed if line.split()[0] == str(number))
-        assert str(email_in["To"]) in line and str(email_in["Subject"]) in line
+        assert str(email_in["To"]) in line
+        assert str(email_in["Subject"]) in line
         assert dos_server(local, "mail", "list", "--to", "nobody@example.org").startswith(
             "No emails in")
         # Move 1, by SMTP to the running mail-in listener; the worker writes the answer.
