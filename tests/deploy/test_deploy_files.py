@@ -7,6 +7,7 @@ real Postfix on the same files.)"""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -263,6 +264,38 @@ def test_postfix_reads_the_recipe_and_answers_its_lookups(tmp_path: Path) -> Non
     for refused in (f"postmaster@{PLAY_DOMAIN}", f"play@{PLAY_DOMAIN}",
                     f"play+{token}@other.example.org", f"play+a/b@{PLAY_DOMAIN}"):
         assert lookup(refused, recipients) is None, refused
+
+
+# -- upgrades -------------------------------------------------------------------------------------
+
+LAST_STOPPING_REVISION = 5  # 0005 made a filled-in column required: that upgrade needed a stop
+NOT_ADDITIVE = {"drop_column", "drop_table", "alter_column", "drop_constraint", "drop_index",
+                "rename_table", "execute"}
+
+
+def test_revisions_after_0005_only_add_so_old_code_runs_on_the_new_schema() -> None:
+    """docs/operations.md's compatibility rule: between `db upgrade` and the reload, the old
+    code runs on the new schema, so a revision adds tables and nullable (or defaulted) columns
+    and changes nothing that is there."""
+    revisions = sorted((ROOT / "migrations" / "versions").glob("[0-9]*.py"))
+    checked = [p for p in revisions if int(p.name.partition("_")[0]) > LAST_STOPPING_REVISION]
+    assert checked
+    for path in checked:
+        (upgrade,) = [node for node in ast.parse(path.read_text()).body
+                      if isinstance(node, ast.FunctionDef) and node.name == "upgrade"]
+        for node in ast.walk(upgrade):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            assert node.func.attr not in NOT_ADDITIVE, (path.name, node.func.attr)
+            if node.func.attr != "add_column":
+                continue
+            for column in ast.walk(node):
+                if isinstance(column, ast.Call) and getattr(column.func, "attr", "") == "Column":
+                    words = {k.arg: k.value for k in column.keywords if k.arg}
+                    required = ("nullable" in words and isinstance(words["nullable"], ast.Constant)
+                                and words["nullable"].value is False)
+                    assert not required or "server_default" in words, (path.name,
+                                                                       ast.unparse(column))
 
 
 # -- the documents ----------------------------------------------------------------------------------
