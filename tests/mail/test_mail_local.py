@@ -16,8 +16,10 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import requests
-from mailtest_helpers import ANN, BJORN
+from click.testing import Result
+from mailtest_helpers import ANN, BJORN, DOMAIN, MailWorld, current, latest, new_game
 
+from dos_server.delivery.mail.smtp import write_to_outbox
 from testkit import BIN, PYTHONPATH, ROOT, free_port, parse_email, text_of, wait_for, wait_ready
 
 SEATS = [{"name": "Ann", "email": ANN}, {"name": "Bjørn", "email": BJORN}, {"bot": "greedy"}]
@@ -137,3 +139,63 @@ def test_play_by_email_locally_with_dos_server_mail_reply(db_url: str, tmp_path:
         assert "rejected (stale)" in again
         assert "nothing was applied" in again
         assert max(outbox(local)) > number
+
+
+# -- the pieces, in-process -------------------------------------------------------------------
+
+
+def test_outbox_files_are_numbered_in_order_and_a_retry_keeps_its_file(tmp_path: Path) -> None:
+    folder = tmp_path / "outbox"
+    first = write_to_outbox(folder, "msg_a", b"one")
+    second = write_to_outbox(folder, "msg_b", b"two")
+    assert [first.name, second.name] == ["0001-msg_a.eml", "0002-msg_b.eml"]
+    assert write_to_outbox(folder, "msg_a", b"again") == first  # the worker sent it again
+    assert first.read_bytes() == b"again"
+    assert write_to_outbox(folder, "msg_c", b"three").name == "0003-msg_c.eml"
+
+
+def test_mail_reply_over_smtp_and_its_refusals(world: MailWorld, tmp_path: Path) -> None:
+    game_id = new_game(world)
+    _version, address, _state = current(world, game_id)
+    if not address:  # the bot is to move: a person's invitation is answered instead
+        address = ANN
+    email_in = latest(world, address)
+    saved = tmp_path / "saved.eml"
+    saved.write_bytes(bytes(email_in))
+    runner = world.app.test_cli_runner()
+    port = str(world.listener.port)
+
+    def reply(*args: str) -> Result:
+        return runner.invoke(args=["mail", "reply", *args, "--port", port, "--wait", "0"])
+
+    said = reply(str(saved), "show")
+    assert said.exit_code == 0, said.output
+    assert f"Replying to {email_in['Reply-To']} from {address}" in said.output
+    assert "processed (show)" in said.output
+    world.run_worker()
+    answer = world.sink.to(address)[-1]
+    assert answer["Subject"] == "Re: " + str(email_in["Subject"])
+    assert "Center Row:" in text_of(answer)
+    # A number the outbox does not have, a file that is not there (the outbox folder is empty:
+    # this app sends over SMTP): usage errors, nothing sent.
+    for which in ("7", str(tmp_path / "missing.eml")):
+        refused = reply(which, "1")
+        assert refused.exit_code == 2, refused.output
+        assert "There is no email number 7" in refused.output or "neither" in refused.output
+    # An email naming no address; a reply address the listener refuses at RCPT; no listener.
+    bare = tmp_path / "bare.eml"
+    bare.write_bytes(b"Subject: hello\r\n\r\nno addresses\r\n")
+    assert "names no address to reply to" in reply(str(bare), "1").output
+    forged = EmailMessage()
+    forged["From"], forged["To"], forged["Subject"] = "DOS <dos@play.test>", address, "x"
+    forged["Reply-To"] = f"play+forged.token@{DOMAIN}"
+    forged.set_content("1")
+    forged_file = tmp_path / "forged.eml"
+    forged_file.write_bytes(bytes(forged))
+    refused = reply(str(forged_file), "1")
+    assert refused.exit_code == 1
+    assert "The mail-in listener refused the reply: 550" in refused.output
+    nobody = runner.invoke(args=["mail", "reply", str(saved), "1", "--port", str(free_port())])
+    assert nobody.exit_code == 1
+    assert "No mail-in listener answers on 127.0.0.1:" in nobody.output
+    assert world.inbound() == [("processed", "show")]
