@@ -8,11 +8,13 @@ real Postfix on the same files.)"""
 from __future__ import annotations
 
 import ast
+import http.client
 import json
 import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tomllib
@@ -24,7 +26,7 @@ import sqlalchemy as sa
 
 from dos_server import config, web
 from dos_server.config import normalize_database_url
-from testkit import BIN, PYTHONPATH, ROOT
+from testkit import BIN, PYTHONPATH, ROOT, free_port, wait_for
 
 DEPLOY = ROOT / "deploy"
 UNITS = sorted((DEPLOY / "systemd").glob("*.service"))
@@ -217,6 +219,94 @@ def test_caddy_validates_the_site(tmp_path: Path) -> None:
     assert json.dumps([{"dial": web_bind()}]) in text  # the web unit's gunicorn
     assert '"flush_interval": -1' in text  # long-polls are not buffered
     assert "trusted_proxies" not in adapted.stdout  # clients' X-Forwarded-* are replaced
+
+
+def test_the_site_serves_the_app_over_tls_as_one_trusted_hop(tmp_path: Path) -> None:
+    """The site's own routes (adapted from the Caddyfile) in front of the web unit's gunicorn,
+    on the template's production settings. Only what this machine cannot do is replaced:
+    free ports for 80/443, and Caddy's internal CA instead of ACME (trusting nothing
+    system-wide). A client that spoofs X-Forwarded-For still counts as itself."""
+    caddy = _caddy()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOS_")}
+    env.update({"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path),
+                "XDG_CONFIG_HOME": str(tmp_path)})
+    adapted = subprocess.run([caddy, "adapt", "--config", str(DEPLOY / "caddy" / "Caddyfile"),
+                              "--adapter", "caddyfile"], env=env, capture_output=True,
+                             text=True, timeout=60, check=True)
+    site = json.loads(adapted.stdout)
+    web, https, http = free_port(), free_port(), free_port()
+    server = site["apps"]["http"]["servers"]["srv0"]
+    server["listen"] = [f"127.0.0.1:{https}"]
+    text = json.dumps(site).replace(json.dumps(web_bind()), json.dumps(f"127.0.0.1:{web}"))
+    site = json.loads(text)
+    site["apps"]["http"].update({"http_port": http, "https_port": https})
+    site["apps"]["tls"]["automation"]["policies"][0]["issuers"] = [{"module": "internal"}]
+    site["apps"]["pki"] = {"certificate_authorities": {"local": {"install_trust": False}}}
+    site["storage"] = {"module": "file_system", "root": str(tmp_path / "caddy")}
+    site["admin"] = {"disabled": True}
+    site["logging"]["logs"]["log0"]["writer"] = {"output": "file",
+                                                  "filename": str(tmp_path / "access.log")}
+    (tmp_path / "caddy.json").write_text(json.dumps(site))
+    app_env = production_env(tmp_path)
+    app_env["DOS_RATE_LIMIT_CREATE"] = "2 per minute"
+    subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], env=app_env,
+                   check=True, capture_output=True, timeout=120)
+    args = exec_start(DEPLOY / "systemd" / "dos-web.service")[1:]
+    args[args.index("--bind") + 1] = f"127.0.0.1:{web}"
+    host = urlsplit(env_template()[0]["DOS_PUBLIC_URL"]).hostname
+    assert host is not None
+    with (tmp_path / "web.log").open("w") as log, (tmp_path / "caddy.log").open("w") as errors:
+        gunicorn = subprocess.Popen([str(BIN / "gunicorn"), *args], env=app_env, stdout=log,
+                                    stderr=subprocess.STDOUT)
+        proxy = subprocess.Popen([caddy, "run", "--config", str(tmp_path / "caddy.json")],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=errors)
+    try:
+        # In production the app answers only for its own host, even on loopback.
+        wait_for(lambda: _ready(web, host), 60, "gunicorn", (tmp_path / "web.log").read_text)
+        assert _ready(web, "127.0.0.1") is False
+        wait_for(lambda: _listening(https), 30, "Caddy", (tmp_path / "caddy.log").read_text)
+        base = f"https://{host}:{https}"
+
+        def curl(path: str, *args: str) -> tuple[int, str]:
+            done = subprocess.run(
+                ["curl", "-sk", "--resolve", f"{host}:{https}:127.0.0.1", "-o", "/dev/null",
+                 "-w", "%{http_code} %{scheme}", *args, base + path],
+                capture_output=True, text=True, timeout=60)
+            code, scheme = done.stdout.split()
+            return int(code), scheme
+
+        assert curl("/readyz") == (200, "HTTPS")
+        for number in range(3):  # each from a "different" address, as the client claims
+            code, _scheme = curl("/api/games", "-X", "POST", "-H",
+                                 "Content-Type: application/json", "-H",
+                                 f"X-Forwarded-For: 198.51.100.{number}", "--data",
+                                 '{"seats": [{"name": "ann"}, {"bot": "random"}]}')
+            assert code == (201 if number < 2 else 429), number
+        logged = (tmp_path / "access.log").read_text()
+        assert "/api/games" not in logged  # no request URIs in Caddy's log
+        assert '"status":201' in logged
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=30)
+        gunicorn.terminate()
+        gunicorn.wait(timeout=30)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _ready(port: int, host: str) -> bool:
+    """Whether gunicorn on loopback ``port`` answers /readyz for ``host`` with 200."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", "/readyz", headers={"Host": host})
+        return conn.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        conn.close()
 
 
 # -- Postfix --------------------------------------------------------------------------------------
