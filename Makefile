@@ -7,8 +7,6 @@ PYTEST_ARGS ?=
 # The web server, as `make run` and the Procfile start it: gevent workers, set up in
 # server/dos_server/gunicorn_conf.py (long-polls park there without a thread or a connection).
 GUNICORN_CONF := python:dos_server.gunicorn_conf
-# The processes of `make run` count into one folder; GET /metrics adds them up (loopback only).
-METRICS_DIR := server/instance/metrics
 
 .PHONY: install dev run demo test test-engine-alone lint typecheck bench-engine clean catalogs new-language
 
@@ -30,18 +28,11 @@ install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
 
 # Upgrades the database (SQLite in server/instance/ unless DATABASE_URL says otherwise), then
-# serves the API on http://127.0.0.1:5000 under gunicorn beside the notification worker.
-# Ctrl-C stops both. Webhooks may go to private addresses here (a receiver on localhost);
-# production refuses them (DOS_WEBHOOK_ALLOW_PRIVATE unset).
+# serves the API on http://127.0.0.1:5000 under gunicorn beside the notification worker and the
+# mail-in listener (SMTP on 127.0.0.1:2525: `dos-server mail reply N "3"` answers outbox email N).
+# Ctrl-C stops all three (scripts/run-local, which the end-to-end test runs too).
 run: install
-	$(VENV)/bin/flask --app dos_server db upgrade
-	@echo "DOS by mail on http://127.0.0.1:5000 (web + worker); Ctrl-C stops both."
-	export DOS_WEBHOOK_ALLOW_PRIVATE=true DOS_METRICS_ALLOW=127.0.0.1,::1 \
-		PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR); rm -rf $(METRICS_DIR); mkdir -p $(METRICS_DIR); \
-	$(VENV)/bin/flask --app dos_server worker & worker=$$!; \
-	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
-	$(VENV)/bin/gunicorn --config $(GUNICORN_CONF) --bind 127.0.0.1:5000 --workers 2 \
-		--logger-class dos_server.logs.GunicornLogger dos_server.wsgi:app
+	BIN=$(VENV)/bin GUNICORN_CONF=$(GUNICORN_CONF) scripts/run-local
 
 demo: install
 	$(PY) -m dos_engine demo

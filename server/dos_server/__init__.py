@@ -52,6 +52,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.add_template_global(chip, "chip")
     web.init_app(app)  # the pages
     from dos_server.admin_cli import register_cli as register_admin
+    from dos_server.localmail import register_cli as register_localmail
     from dos_server.mailin import register_cli as register_mailin
     from dos_server.ops import register_cli as register_ops
     from dos_server.worker import register_cli
@@ -60,6 +61,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     register_mailin(app)
     register_admin(app)
     register_ops(app)
+    register_localmail(app)
     with app.app_context():
         configure_engine(app)
     return app

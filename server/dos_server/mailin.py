@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -156,18 +155,17 @@ def register_cli(app: Flask) -> None:
             inbound.process_pending(older_than=0)
             db.session.remove()
         controller = make_controller(app, host, port, lmtp)
-        stopping = threading.Event()
-
-        def _stop(signum: int, _frame: Any) -> None:
-            stopping.set()
-
-        signal.signal(signal.SIGTERM, _stop)
-        signal.signal(signal.SIGINT, _stop)
+        # SIGINT/SIGTERM are taken with sigwait, not by a handler: a handler setting a
+        # threading.Event deadlocks when a second signal lands while the main thread holds the
+        # Event's lock (Ctrl-C, then make run's SIGTERM). Blocked before the listener starts,
+        # so its threads never take them either.
+        stop_signals = {signal.SIGINT, signal.SIGTERM}
+        signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
         controller.start()
         click.echo(f"mail-in listening on {controller.hostname}:{controller.port} "
                    f"({'LMTP' if lmtp else 'SMTP'}) for play+...@{app.config['MAIL_DOMAIN']}")
         try:
-            stopping.wait()
+            signal.sigwait(stop_signals)
         finally:
             controller.stop()
 

@@ -41,6 +41,13 @@ from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+if MULTIPROCESS:  # the metrics below open their files there as they are made
+    try:
+        os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+    except OSError as error:
+        raise RuntimeError(f"PROMETHEUS_MULTIPROC_DIR={os.environ['PROMETHEUS_MULTIPROC_DIR']}: "
+                           f"{error.strerror}; name a folder every process of this server may "
+                           "write, or unset it") from None
 
 REQUESTS = Counter("dos_http_requests", "HTTP requests answered, by route and status",
                    ["method", "route", "status"])

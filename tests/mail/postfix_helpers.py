@@ -1,4 +1,4 @@
-"""A private Postfix instance (Debian's postfix package) configured as the README says.
+"""A private Postfix instance (Debian's postfix package) configured with deploy/postfix/.
 
 It runs beside any system Postfix: its own config, queue and data directories in a temporary
 folder, smtpd on a free loopback port instead of 25, no chroot, started without systemd
@@ -19,6 +19,37 @@ POSTCONF = shutil.which("postconf") or "/usr/sbin/postconf"
 POSTMAP = shutil.which("postmap") or "/usr/sbin/postmap"
 SENDMAIL = "/usr/sbin/sendmail"
 PLAYERS = "players.test"
+# The operator's files (docs/operations.md): the tests run Postfix on these, not on a copy.
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "postfix"
+DEPLOY_DOMAIN = "play.example.org"
+DEPLOY_TRANSPORT = "lmtp:inet:127.0.0.1:2525"
+HASHED_MAPS = ("dos_transport", "dos_verify")
+RECIPIENT_MAPS = ("dos_transport", "dos_recipients", "dos_verify")
+
+
+def main_cf_settings(text: str) -> list[str]:
+    """``name = value`` settings of a main.cf fragment (comments out, continuations joined)."""
+    settings: list[str] = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0].isspace() and settings:
+            settings[-1] += " " + line.strip()
+        else:
+            settings.append(line.strip())
+    return settings
+
+
+def recipe(config: Path, domain: str, transport: str) -> tuple[list[str], dict[str, str]]:
+    """deploy/postfix's main.cf settings and maps for ``domain``, the maps in ``config`` and
+    mail-in at ``transport``: (settings for ``postconf -e``, {map file name: its text})."""
+    def adapt(text: str) -> str:
+        return (text.replace("/etc/postfix/", f"{config}/")
+                .replace(DEPLOY_DOMAIN.replace(".", "\\."), domain.replace(".", "\\."))
+                .replace(DEPLOY_DOMAIN, domain).replace(DEPLOY_TRANSPORT, transport))
+
+    settings = main_cf_settings(adapt((DEPLOY / "main.cf.dos").read_text()))
+    return settings, {name: adapt((DEPLOY / name).read_text()) for name in RECIPIENT_MAPS}
 
 
 def available() -> str | None:
@@ -57,10 +88,9 @@ class Postfix:
         nobody = int(subprocess.run(["id", "-u", "nobody"], capture_output=True, text=True,
                                     check=True).stdout)
         os.chown(self.maildirs, nobody, -1)
-        domain = self.play_domain
-        escaped = domain.replace(".", "\\.")
         transport = (f"lmtp:inet:127.0.0.1:{self.mailin_port}" if self.lmtp
                      else f"smtp:[127.0.0.1]:{self.mailin_port}")
+        settings, maps = recipe(self.config, self.play_domain, transport)
         self.postconf(
             f"queue_directory = {self.queue}", f"data_directory = {self.root / 'data'}",
             "myhostname = mx.dos-test.invalid", "mydomain = dos-test.invalid",
@@ -68,26 +98,19 @@ class Postfix:
             "mynetworks = 127.0.0.0/8", "relayhost =", "smtputf8_enable = no",
             "alias_maps =", "alias_database =", "maillog_file = " + str(self.root / "maillog"),
             f"maillog_file_prefixes = {self.root}",
-            # the README's recipe:
-            f"relay_domains = {domain}",
-            f"transport_maps = hash:{self.config / 'transport'}",
-            f"relay_recipient_maps = regexp:{self.config / 'dos_recipients'}",
-            f"smtpd_recipient_restrictions = check_recipient_access hash:"
-            f"{self.config / 'dos_verify'}, permit_mynetworks, reject_unauth_destination",
-            "unverified_recipient_reject_code = 550",
+            # deploy/postfix's recipe:
+            *settings,
             # where the test's players receive their mail:
             f"virtual_mailbox_domains = {PLAYERS}",
             f"virtual_mailbox_base = {self.maildirs}",
             f"virtual_mailbox_maps = hash:{self.config / 'mailboxes'}",
             f"virtual_uid_maps = static:{nobody}", f"virtual_gid_maps = static:{nobody}",
         )
-        (self.config / "transport").write_text(f"{domain}  {transport}\n")
-        (self.config / "dos_recipients").write_text(
-            f"/^(play|unsubscribe)\\+[a-z0-9.]+@{escaped}$/  OK\n")
-        (self.config / "dos_verify").write_text(f"{domain}  reject_unverified_recipient\n")
+        for name, text in maps.items():
+            (self.config / name).write_text(text)
         (self.config / "mailboxes").write_text(
             "".join(f"{user}@{PLAYERS}  {user}/\n" for user in users))
-        for name in ("transport", "dos_verify", "mailboxes"):
+        for name in (*HASHED_MAPS, "mailboxes"):
             subprocess.run([POSTMAP, "-c", str(self.config), str(self.config / name)],
                            check=True)
         master = (self.config / "master.cf").read_text().splitlines()

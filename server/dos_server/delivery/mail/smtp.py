@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import smtplib
 import ssl
@@ -27,10 +28,9 @@ def send_message(message: EmailMessage, message_id: str, timeout: float | None =
     host = config.get("SMTP_HOST")
     if not host:
         folder = Path(current_app.instance_path) / "outbox"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{message_id}.eml").write_bytes(bytes(message))
+        path = write_to_outbox(folder, message_id, bytes(message))
         log.info("email written to %s (no SMTP_HOST set): %s to %s",
-                 folder, message["Subject"], target)
+                 path, message["Subject"], target)
         return
     limit = float(config["SMTP_TIMEOUT"])
     with connect(timeout=limit if timeout is None else min(limit, timeout)) as smtp:
@@ -41,6 +41,23 @@ def send_message(message: EmailMessage, message_id: str, timeout: float | None =
                                 permanent=True) from None
         except (OSError, smtplib.SMTPException) as error:
             raise DeliveryError(f"SMTP {host}:{config['SMTP_PORT']}: {error}") from None
+
+
+def write_to_outbox(folder: Path, message_id: str, content: bytes) -> Path:
+    """``folder/NNNN-<message_id>.eml``, numbered in the order written so that a person finds
+    the latest (``dos-server mail list``); a retried row keeps its file and number."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".numbering.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # workers in other processes number one at a time
+        earlier = sorted(folder.glob(f"[0-9]*-{message_id}.eml"))
+        if earlier:
+            path = earlier[0]
+        else:
+            numbers = [int(p.name.partition("-")[0]) for p in folder.glob("[0-9]*-*.eml")
+                       if p.name.partition("-")[0].isdigit()]
+            path = folder / f"{max(numbers, default=0) + 1:04d}-{message_id}.eml"
+        path.write_bytes(content)
+    return path
 
 
 class connect:  # noqa: N801 - used as a context manager like smtplib.SMTP
@@ -94,4 +111,4 @@ class connect:  # noqa: N801 - used as a context manager like smtplib.SMTP
         self._close()
 
 
-__all__ = ["connect", "send_message"]
+__all__ = ["connect", "send_message", "write_to_outbox"]
