@@ -19,7 +19,7 @@ from dos_server.schemas import (
     NotificationsIn,
     VacationIn,
 )
-from dos_server.services import access, lobby, notify, play, read, watch
+from dos_server.services import access, attention, lobby, notify, play, read, watch
 from dos_server.web.pages import mailed as pages  # a browser opening the link gets the page
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
@@ -56,6 +56,7 @@ def _conditional(game_id: str, etag: Callable[[Any, access.Viewer], str],
     """
     game = access.read_game(game_id)
     viewer = access.authenticate(game, _bearer())
+    attention.look(game.id, game.seats, viewer.seat, game.turn_started_at)
     tag = etag(game, viewer)
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
     if request.if_none_match.contains_weak(tag):
@@ -171,8 +172,13 @@ class History(MethodView):
         ask again with `after` = `next_after` (no need to poll in between).
         """
 
+        looked: list[bool] = []
+
         def look() -> dict[str, Any]:
             game, viewer = _viewer(game_id)
+            if not looked:  # a long-poll is one look
+                looked.append(True)
+                attention.look(game.id, game.seats, viewer.seat, game.turn_started_at)
             body = read.history_body(game, viewer, query["after"], query["limit"])
             body["last"] = game.next_seq - 1
             return body

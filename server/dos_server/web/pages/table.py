@@ -31,7 +31,7 @@ from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
-from dos_server.services import access, play, read, rematch, watch
+from dos_server.services import access, attention, play, read, rematch, watch
 from dos_server.web import auth, present, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
@@ -99,6 +99,7 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
 
     game = access.get_game(game_id)
     viewer, _token = table_viewer(game, game_id, viewer_token)
+    attention.look(game.id, game.seats, viewer.seat, game.turn_started_at)
     reader.as_seat(game, viewer.seat)  # the seat's language and zone (an emailed move's too)
     language = i18n.page_language()
     seen = auth.last_seen(game_id) if viewer.seat is not None else None
