@@ -119,18 +119,18 @@ class _Seen(Protocol):
 
 
 _SEATS = SeatRow.__table__
-_STALE = or_(_SEATS.c.last_seen_at.is_(None), _SEATS.c.last_seen_at < bindparam("before"))
+_STALE = or_(_SEATS.c.last_seen_at.is_(None), _SEATS.c.last_seen_at < bindparam("look_before"))
 _LOOK = (update(_SEATS)
-         .where(_SEATS.c.game_id == bindparam("game_id"), _SEATS.c.index == bindparam("seat"),
+         .where(_SEATS.c.game_id == bindparam("look_game"), _SEATS.c.index == bindparam("look_seat"),
                 _STALE)
-         .values(last_seen_at=bindparam("now")))
+         .values(last_seen_at=bindparam("look_now")))
 # PostgreSQL: a seat a writer holds is skipped, not waited for (a later read writes the look).
 _LOOK_SKIPPING = (update(_SEATS)
                   .where(_SEATS.c.id == select(_SEATS.c.id).where(
-                      _SEATS.c.game_id == bindparam("game_id"),
-                      _SEATS.c.index == bindparam("seat"), _STALE)
+                      _SEATS.c.game_id == bindparam("look_game"),
+                      _SEATS.c.index == bindparam("look_seat"), _STALE)
                       .with_for_update(skip_locked=True).scalar_subquery())
-                  .values(last_seen_at=bindparam("now")))
+                  .values(last_seen_at=bindparam("look_now")))
 
 
 def look_due(seat: _Seen, turn_started_at: datetime | None, now: datetime) -> datetime | None:
@@ -160,7 +160,8 @@ def look(game_id: str, seats: Sequence[_Seen], seat_index: int | None,
     before = look_due(seat, turn_started_at, now)
     if before is None:
         return
-    params = {"game_id": game_id, "seat": seat_index, "before": before, "now": now}
+    params = {"look_game": game_id, "look_seat": seat_index, "look_before": before,
+              "look_now": now}
     try:
         with db.engine.connect() as connection:
             skipping = connection.dialect.name == "postgresql"
