@@ -250,17 +250,19 @@ class Notifications(MethodView):
     @blp.alt_response(401, description="bad token")
     @blp.alt_response(403, description="neither the host nor this seat")
     @blp.alt_response(404, description="no such game")
-    @blp.alt_response(422, description="invalid address, URL, event name or time zone")
+    @blp.alt_response(422, description="invalid address, URL, event name, time zone or "
+                      "reminder")
     def put(self, body: dict[str, Any], game_id: str, seat: int) -> dict[str, Any]:
-        """Set the seat's email and webhook and which events each receives, its time zone
-        and language. An empty body changes nothing and answers the settings.
+        """Set the seat's email and webhook and which events each receives, its time zone,
+        language and reminders. An empty body changes nothing and answers the settings.
 
         Setting ``webhook_url`` answers a new ``whsec_`` secret, shown only this once.
         """
         return lobby.set_notifications(game_id, _bearer(), seat, body.get("email"),
                                          body.get("webhook_url"), body.get("events"),
                                          set(body), body.get("digest"),
-                                         body.get("time_zone"), body.get("language"))
+                                         body.get("time_zone"), body.get("language"),
+                                         reminders=body.get("reminders"))
 
 
 @blp.route("/<game_id>/vacation")

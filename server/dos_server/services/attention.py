@@ -37,6 +37,7 @@ from sqlalchemy.exc import DBAPIError
 
 from dos_server.extensions import db
 from dos_server.models import GameRow, NotificationRow, SeatRow, as_utc, utcnow
+from dos_server.services.words import _
 
 log = logging.getLogger("dos_server.attention")
 
@@ -70,6 +71,12 @@ def parse_reminders(text: str | Sequence[str]) -> list[str]:
     if len(out) > MAX_REMINDERS:
         raise ValueError(f"at most {MAX_REMINDERS} reminders")
     return sorted(out, key=lambda spec: _offset(spec, 86400.0))
+
+
+def reminders_problem() -> str:
+    """What a bad list of reminders is told, in the reader's language."""
+    return _("each reminder is a share of the turn's time (50%, 80%) or a time before its "
+             "deadline in hours or minutes (1h, 30m); at most six")
 
 
 def reminders_of(seat: SeatRow) -> list[str]:
