@@ -183,7 +183,8 @@ def test_the_movers_own_looks_do_not_hold_the_next_seat(make_app: Callable[..., 
     other = 1 - mover
     _finish_turn(client, gid, tokens[mover])  # the mover read and played; the other is away
     rows_now = _your_turn(app, gid, other, "email") + _your_turn(app, gid, other, "webhook")
-    assert rows_now and all("held" not in r.payload["data"] for r in rows_now)
+    assert rows_now
+    assert all("held" not in r.payload["data"] for r in rows_now)
     run_worker(app, passes=3)
     assert {_refresh(app, r).status for r in rows_now} == {"sent"}
 
