@@ -356,4 +356,5 @@ def announce_turn(game: GameRow, seat: SeatRow, state: Game) -> None:
                {**data, "turns_missed": missed} if missed else data,
                channels=("email",), due=due):
         seat.turn_notified_at = now
-        seat.turns_missed = 0
+        if seat.turns_missed:
+            seat.turns_missed = 0
