@@ -241,6 +241,25 @@ def test_one_email_until_she_comes_back(make_app: Callable[..., Flask], receiver
     assert "came and went" not in text_of(turns[0])
 
 
+def test_a_held_email_dropped_by_the_deadline_leaves_the_next_turn_its_email(
+        make_app: Callable[..., Flask], receiver: Receiver) -> None:
+    active = LIMIT + 3600  # the deadline comes before the hold ends
+    app, client, gid, token, _host = _dora_and_a_bot(make_app, receiver, ACTIVE_SECONDS=active)
+    _finish_turn(client, gid, token)  # she plays, and her next turn begins while she looks
+    held = _your_turn(app, gid, 0, "email")[-1]
+    assert held.payload["data"]["held"] is True
+    _time_out(app, gid)  # she went away: the deadline plays that turn
+    emails = _your_turn(app, gid, 0, "email")
+    assert emails[-1].id != held.id  # the new turn has its own email, not kept back
+    assert emails[-1].payload["data"]["held"] is True
+    assert emails[-1].payload["data"]["turns_missed"] == 1
+    looked = _utc(_seat(app, gid, 0).last_seen_at)
+    run_worker(app, FakeClock(looked + timedelta(seconds=active)), passes=5)
+    assert _refresh(app, held).status == "dropped"
+    assert _refresh(app, emails[-1]).status == "sent"  # exactly one email for the two turns
+    assert _seat(app, gid, 0).turn_notified_at is not None
+
+
 def test_a_move_by_her_is_coming_back(make_app: Callable[..., Flask],
                                       receiver: Receiver) -> None:
     app, client, gid, token, host = _dora_and_a_bot(make_app, receiver, ACTIVE_SECONDS=0)

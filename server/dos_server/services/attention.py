@@ -29,7 +29,7 @@ import logging
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from flask import current_app
 from sqlalchemy import and_, bindparam, or_, select, update
@@ -250,12 +250,6 @@ def dropped(row: NotificationRow) -> None:
 def held(row: NotificationRow) -> bool:
     return bool(row.event == "your_turn" and row.attempts == 0
                 and (row.payload.get("data") or {}).get("held"))
-
-
-def settings(seat: SeatRow) -> dict[str, Any]:
-    """What a seat's settings say of attention."""
-    return {"reminders": reminders_of(seat),
-            "last_seen_at": seat.last_seen_at.isoformat() if seat.last_seen_at else None}
 
 
 __all__ = [

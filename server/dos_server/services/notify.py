@@ -355,6 +355,7 @@ def announce_turn(game: GameRow, seat: SeatRow, state: Game) -> None:
     if enqueue(game, "your_turn", [seat], state,
                {**data, "turns_missed": missed} if missed else data,
                channels=("email",), due=due):
-        seat.turn_notified_at = now
+        if due is None:  # a held email counts when the worker sends it (attention.recheck)
+            seat.turn_notified_at = now
         if seat.turns_missed:
             seat.turns_missed = 0
