@@ -70,3 +70,14 @@ def test_the_table_page_is_a_look(app: Flask) -> None:
             SeatRow.game_id == game_id, SeatRow.index == 1)).scalar_one()
         db.session.remove()
     assert other is None
+
+
+def test_an_open_table_waiting_for_a_change_is_a_look(app: Flask) -> None:
+    game_id = _game(app)
+    browser = app.test_client()
+    sign_in(app, browser, game_id, 0)
+    assert _seat(app, game_id).last_seen_at is None
+    answer = browser.get(f"/games/{game_id}/wait?version=0")  # not the game's: answers at once
+    assert answer.status_code == 200
+    assert answer.get_json()["changed"] is True
+    assert _seat(app, game_id).last_seen_at is not None

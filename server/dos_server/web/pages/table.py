@@ -318,7 +318,22 @@ def wait(game_id: str) -> Response:
     if version is None:
         raise Problem(400, "invalid-input", _("Invalid version"), _("version: a whole number"))
     timeout = float(current_app.config["WEB_WAIT_SECONDS"])
+    _page_open(game_id)
     current = watch.wait_for_change(game_id, version, timeout)
     response = jsonify(version=current, changed=current != version)
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _page_open(game_id: str) -> None:
+    """The seat's table is open (its script waits for a change): a look of the seat, written
+    at most once a minute (services/attention.py), before the wait holds no connection."""
+    token = auth.player_token(game_id)
+    if token is None:
+        return
+    game = access.read_game(game_id)
+    try:
+        viewer = access.authenticate(game, token, allow_host=False)
+    except DomainError:  # signed out meanwhile: the next table page says so
+        return
+    attention.look(game.id, game.seats, viewer.seat, game.turn_started_at)
