@@ -2,9 +2,10 @@
 until the player comes back, and each seat's reminders.
 
 - **A look** is a read of the game by the seat's own token (the API's game, legal actions and
-  history, the seat's table page, and that page's wait for a change while it is open). It writes ``SeatRow.last_seen_at``, at most once per
-  ``LOOK_EVERY_SECONDS`` unless the seat has been notified or its turn has begun since its
-  last recorded look (then at once, so that those comparisons see it). The write is one
+  history, the seat's table page, and that page's wait for a change while it is open). It
+  writes ``SeatRow.last_seen_at``, at most once per ``LOOK_EVERY_SECONDS`` unless the seat
+  has been notified or its turn has begun since its last recorded look (then at once, so
+  that those comparisons see it). The write is one
   UPDATE of that seat alone, in autocommit, outside the reader's session: it bumps no game
   version (ETags and read caches stay valid), and on PostgreSQL it skips a seat whose row a
   writer holds (the look is then written by a later read) rather than wait behind the move.
