@@ -135,6 +135,9 @@ def app_config(url: str, **config: Any) -> dict[str, Any]:
         # Tests create many games from one address; the limits are not under test here.
         "RATELIMIT_ENABLED": False,
         "WEBHOOK_ALLOW_PRIVATE": True,  # receivers are on loopback; no DNS for test URLs
+        # Tests read a seat's game and expect its email at once: no holding while it looks
+        # (tests/notify/test_attention.py and the soak set it themselves).
+        "ACTIVE_SECONDS": 0,
         **config,
     }
 

@@ -65,6 +65,11 @@ DEFAULTS: dict[str, Any] = {
     "WORKER_LEASE_SECONDS": 120,
     "RETRY_SCHEDULE": [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
     "WEBHOOK_TIMEOUT": 15,
+    # Attention (services/attention.py): a seat whose page or client read the game within
+    # ACTIVE_SECONDS when its turn began gets its your-turn email and webhook only after that
+    # long without a look; a look is written at most every LOOK_EVERY_SECONDS.
+    "ACTIVE_SECONDS": 600,
+    "LOOK_EVERY_SECONDS": 60,
     # A finished game's event rows become one compact archive (services/archive.py) this long
     # after the game last changed; a negative value switches archiving off.
     "ARCHIVE_AFTER_SECONDS": 3 * 24 * 3600,

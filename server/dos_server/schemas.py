@@ -14,6 +14,7 @@ import marshmallow as ma
 from marshmallow import validate
 
 from dos_server.i18n import shipped_language, shipped_languages
+from dos_server.services import attention
 from dos_server.services.lobby import BOT_STRATEGIES
 from dos_server.services.notify import EVENTS
 from dos_server.services.words import N_, _
@@ -298,6 +299,27 @@ class ChannelEvents(Schema):
     webhook = ma.fields.List(ma.fields.String(validate=validate.OneOf(EVENT_NAMES)))
 
 
+class Reminders(ma.fields.Field[list[str] | None]):
+    """A seat's reminders: ["50%", "80%", "1h"] (a share of the turn's time, or hours/minutes
+    before its deadline); [] for none; null for the default (80%)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {}).update(
+            type="array", items={"type": "string"}, maxItems=attention.MAX_REMINDERS,
+            description='when to remind you of your turn: "50%" of its time, "1h" or "30m" '
+                        'before its deadline; []: never; null: the default ["80%"]')
+        super().__init__(allow_none=True, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any,
+                     **kwargs: Any) -> list[str] | None:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ma.ValidationError(_("reminders: a list like 50%, 80%, 1h"))
+        try:
+            return attention.parse_reminders(value)
+        except ValueError:
+            raise ma.ValidationError(attention.reminders_problem()) from None
+
+
 class NotificationsIn(Schema):
     email = EmailAddress(allow_none=True)
     webhook_url = ma.fields.URL(allow_none=True, schemes={"http", "https"}, require_tld=False,
@@ -307,6 +329,7 @@ class NotificationsIn(Schema):
     digest = StrictBoolean(metadata={"description": "your-turn emails as one daily digest"})
     time_zone = TimeZone()
     language = Language()
+    reminders = Reminders()
 
 
 class VacationIn(Schema):

@@ -9,7 +9,8 @@
 3. on failure schedules the next try on the Standard Webhooks schedule with jitter (or the
    receiver's ``Retry-After`` if longer); after the last it dead-letters the row and tells the
    seat's owner by the other channel;
-4. sends the 80% reminders and applies the timeout policy to turns whose deadline passed;
+4. sends the seats' reminders (``50%``, ``80%``, ``1h``...; services/attention.py) and applies
+   the timeout policy to turns whose deadline passed;
 5. plays the searching bots (``search-1``..) whose turn it is: requests stop before their turn
    so that a person's move returns at once (``play.run_bots``);
 6. archives games finished more than ``ARCHIVE_AFTER_SECONDS`` ago (services/archive.py);
@@ -17,6 +18,11 @@
 8. applies the retention rules (services/retention.py, every ``RETAIN_EVERY_SECONDS``).
 
 A worker killed mid-batch loses nothing: its leased rows become due again when the lease ends.
+
+A your-turn row held while the player was looking (services/attention.py) is checked again by
+its lease owner, under the game's lock and the row's, right before it is sent: it waits again
+(``next_attempt_at`` moves, the lease is given back) if the player looked since, or is
+``dropped`` if the turn it announced is over; either way it is not sent in this pass.
 
 **The delivery guarantee.** Every row is delivered at least once, and, with any number of
 workers, exactly once unless a worker dies (or loses its database) between a successful send
@@ -70,6 +76,7 @@ from dos_server.models import (
 from dos_server.services import (
     access,
     archive,
+    attention,
     digest,
     inbound,
     locks,
@@ -157,10 +164,39 @@ def _renew(notification_id: int, now: datetime) -> NotificationRow | None:
         ).scalar_one_or_none()
         if row is None or row.status != "pending" or row.lease_owner != lease_owner():
             return None
+        if attention.held(row) and not _still_due(row, now):
+            return None
         row.lease_until = now + timedelta(seconds=lease_seconds())
         db.session.flush()
         db.session.expunge(row)
         return row
+
+
+def _still_due(row: NotificationRow, now: datetime) -> bool:
+    """A held your-turn row (ours, locked): whether it goes out now. If the player looked
+    since, it waits again; if the turn it announced is over, it is dropped. The game is
+    locked first, as for a failure (services/locks.py), then the row is read again."""
+    row_id, game_id = row.id, row.game_id
+    if game_id is not None:
+        db.session.rollback()
+        locks.lock_games([game_id])
+        found = db.session.execute(
+            select(NotificationRow).where(NotificationRow.id == row_id).with_for_update()
+        ).scalar_one_or_none()
+        if found is None or found.status != "pending" or found.lease_owner != lease_owner():
+            return False
+        row = found
+    verdict = attention.recheck(row, now)
+    if verdict == "send":
+        return True
+    row.lease_until = row.lease_owner = None
+    if verdict == "drop":
+        row.status = "dropped"
+        row.last_error = "the turn it announced is over"
+        attention.dropped(row)
+        log.info("%s notification #%s (your_turn): dropped, the turn is over",
+                 row.channel, row.id)
+    return False
 
 
 def deliver(notification_id: int, clock: Clock = utcnow) -> bool:
@@ -322,22 +358,27 @@ def purge_sessions(now: datetime) -> int:
 
 
 def check_deadlines(now: datetime) -> int:
-    """Send 80% reminders and time out expired turns; returns how many games it changed."""
+    """Send the seats' reminders and time out expired turns; returns how many games it
+    changed."""
     changed = 0
     candidates = db.session.execute(
         select(GameRow.id, GameRow.turn_started_at, GameRow.turn_time_limit,
-               GameRow.turn_deadline, GameRow.reminded)
-        .where(GameRow.status == "active", GameRow.turn_deadline.is_not(None))
+               GameRow.turn_deadline, GameRow.reminders_sent, SeatRow.reminders)
+        .join(SeatRow, SeatRow.game_id == GameRow.id)
+        .where(GameRow.status == "active", GameRow.turn_deadline.is_not(None),
+               SeatRow.index == GameRow.state["current"].as_integer())
         .order_by(GameRow.turn_deadline)
         .limit(200)
     ).all()
     db.session.rollback()
-    for game_id, started, limit, deadline, reminded in candidates:
+    for game_id, started, limit, deadline, sent, chosen in candidates:
         if deadline is not None and as_utc(deadline) <= now:
             changed += _time_out(game_id, now)
-        elif (not reminded and started is not None and limit
-              and as_utc(started) + timedelta(seconds=0.8 * limit) <= now):
-            changed += _remind(game_id, now)
+        elif started is not None and limit:
+            specs = attention.DEFAULT_REMINDERS if chosen is None else chosen
+            if any(spec not in (sent or ()) for spec in
+                   attention.due_reminders(specs, as_utc(started), float(limit), now)):
+                changed += _remind(game_id, now)
     return changed
 
 
@@ -371,15 +412,25 @@ def play_bot_turns(now: datetime) -> int:
 
 
 def _remind(game_id: str, now: datetime) -> int:
+    """The current seat's reminders that are due: one email (the latest due; those it
+    passed are marked sent with it), none if the player looked since the turn began."""
     with write_transaction():
         game = access.get_game(game_id, for_update=True)
-        if game.status != "active" or game.reminded or game.turn_started_at is None:
+        if (game.status != "active" or game.turn_started_at is None
+                or not game.turn_time_limit):
             return 0
         state = access.engine_state(game)
-        game.reminded = True
         seat = {s.index: s for s in game.seats}[state.current]
-        notify.enqueue(game, "reminder", [seat], state,
-                       key=f"remind-turn{state.turn_no}")
+        sent = list(game.reminders_sent or [])
+        due = [spec for spec in attention.due_reminders(
+            attention.reminders_of(seat), as_utc(game.turn_started_at),
+            float(game.turn_time_limit), now) if spec not in sent]
+        if not due:
+            return 0
+        game.reminders_sent = sent + due
+        if not attention.looked_since_turn_began(seat, game):
+            notify.enqueue(game, "reminder", [seat], state,
+                           key=f"remind-turn{state.turn_no}-{due[-1]}")
         return 1
 
 

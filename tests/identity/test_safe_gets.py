@@ -19,9 +19,10 @@ from testkit import SmtpSink
 
 ANN, BOB, BOB_NEW = "ann@example.org", "bob@example.org", "bob@new.example.org"
 URL = re.compile(r"https?://[^\s\"'<>]+")
-# Bookkeeping that a read may move: when an account token was last used, and the browser's
-# own session (a page parks the token of a link there before its button is pressed).
-IGNORED = {("account_sessions", "last_used_at")}
+# Bookkeeping that a read may move: when an account token was last used, when a seat last
+# looked at its game (services/attention.py), and the browser's own session (a page parks the
+# token of a link there before its button is pressed).
+IGNORED = {("account_sessions", "last_used_at"), ("seats", "last_seen_at")}
 IGNORED_TABLES = {"browser_sessions"}
 
 

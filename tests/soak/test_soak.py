@@ -11,8 +11,9 @@ are killed with SIGKILL and started again.
 
 Then: every game replays from its record to its stored state; every turn a player saw applied
 is in the history exactly once and nothing else is, beside the actions standing orders played
-in the same transactions; every outbox row was delivered exactly
-once (or, for webhooks, dead-lettered after the whole retry schedule); every emailed move was
+in the same transactions; every outbox row was delivered exactly once (or, for webhooks,
+dead-lettered after the whole retry schedule), or, a your-turn row held while its player was
+looking, dropped unsent because the player moved meanwhile; every emailed move was
 stored and processed once. Throughput and the kill/recovery times are figures: printed in the
 test summary, never asserted.
 """
@@ -81,6 +82,7 @@ WEBHOOK_FAIL_RATE = 0.2
 RETRY_SCHEDULE = [0, 0.2, 0.5, 1]  # seconds: four tries, then dead-lettered
 LEASE_SECONDS = 10  # a killed worker's claimed rows are due again after this
 KILL_AFTER = GAMES // 10  # games finished when the kills happen (most are mid-game then)
+ACTIVE_SECONDS = 1  # a seat that read its game this recently when its turn began is held
 
 pytestmark = pytest.mark.slow
 
@@ -181,6 +183,10 @@ class World:
             "DOS_WORKER_POLL_SECONDS": "0.1",
             "DOS_WORKER_LEASE_SECONDS": str(LEASE_SECONDS),
             "DOS_RETRY_SCHEDULE": ",".join(str(s) for s in RETRY_SCHEDULE),
+            # Attention: the API seats read their games, so their your-turn rows are held
+            # (then sent, pushed back or dropped when they moved meanwhile)
+            "DOS_ACTIVE_SECONDS": str(ACTIVE_SECONDS),
+            "DOS_LOOK_EVERY_SECONDS": "0.2",
         })
         self.games: list[SoakGame] = []
         self.players: Players | None = None
@@ -361,6 +367,15 @@ class World:
             # worker gave up waiting (a timed-out attempt). Then more than once is allowed.
             excused = row.id in self.chaos.at_risk or any(
                 "timed out" in (a.error or "") for a in attempts)
+            if row.status == "dropped":  # held while the player looked, who then moved
+                assert row.event == "your_turn", (row.id, row.event)
+                assert row.payload["data"]["held"] is True, row.id
+                assert row.attempts == len(attempts) == 0, row.id
+                assert got == 0, (row.id, row.channel, got)
+                continue
+            if row.status == "sent" and row.event == "your_turn" \
+                    and row.payload["data"].get("held"):
+                statuses[f"{row.channel}_held_then_sent"] += 1
             if row.status == "sent":
                 assert len(ok) == 1, (row.id, row.event, len(ok))
                 assert row.attempts == len(attempts), (row.id, row.attempts, len(attempts))
@@ -388,6 +403,10 @@ class World:
             verify(receipt, secret_of[self.receivers[number] + receipt.path])
         lags = sorted((row.sent_at - row.created_at).total_seconds()
                       for row in rows if row.sent_at is not None)
+        assert statuses["email_dropped"] + statuses["webhook_dropped"], \
+            "no your-turn row was held and dropped: the soak does not exercise attention"
+        assert statuses["email_held_then_sent"] + statuses["webhook_held_then_sent"], \
+            "no held your-turn row was sent"
         figures.update({
             "delivery_lag_p50_s": round(lags[len(lags) // 2], 2),
             "delivery_lag_p99_s": round(lags[len(lags) * 99 // 100], 2),

@@ -44,11 +44,15 @@ def _email(value: str | None) -> str | None:
               help=N_("Show times in this IANA zone, e.g. Asia/Vientiane ('' for UTC)."))
 @click.option("--language", metavar="LANG",
               help=N_("Emails and pages in this language: en, lo."))
+@click.option("--reminders", metavar="WHEN",
+              help=N_("When to remind you of your turn, e.g. 50%,80%,1h: a share of its "
+                      "time, or hours (h) or minutes (m) before its deadline; off: never; "
+                      "default: the server's (80%)."))
 @pass_settings
 def notify(settings: Settings, game: str | None, email: str | None, no_email: bool,
            webhook: str | None, no_webhook: bool, events: Sequence[str],
            all_events: bool, digest: bool | None, time_zone: str | None,
-           language: str | None) -> None:
+           language: str | None, reminders: str | None) -> None:
     saved = settings.saved_game(game)
     seat = saved.seat()
     changes: dict[str, Any] = {}
@@ -75,6 +79,8 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
         changes["time_zone"] = time_zone or None
     if language is not None:
         changes["language"] = language or None
+    if reminders is not None:
+        changes["reminders"] = _reminders(reminders)
     result = saved.api.set_notifications(saved.game_id, seat, changes)  # {}: only reads
     none = _("none")
     events_on = "; ".join(f"{channel}: {', '.join(names) or none}"
@@ -86,6 +92,9 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
              _("Events: {events}.").format(events=events_on),
              _("Times in {zone}, language {language}.").format(
                  zone=result.get("time_zone") or "UTC", language=result.get("language") or "en")]
+    if "reminders" in result:  # a server from before reminders per seat does not say
+        lines.append(_("Reminders: {reminders}.").format(
+            reminders=", ".join(result["reminders"] or []) or _("off")))
     if not changes:
         lines.append(_("Change them with `{command} notify --email ADDRESS`, --webhook URL, "
                        "--event CHANNEL:EVENT, --digest (see --help).").format(
@@ -94,6 +103,17 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
         lines.append(_("Webhook secret (shown once, verify signatures with it): {secret}")
                      .format(secret=result["webhook_secret"]))
     settings.emit(result, "\n".join(lines))
+
+
+def _reminders(text: str) -> list[str] | None:
+    """``--reminders``: a comma list (the server checks each); ``off`` for none, ``default``
+    for the server's default."""
+    items = [item.strip() for item in text.replace(" ", ",").split(",") if item.strip()]
+    if [item.lower() for item in items] == ["default"]:
+        return None
+    if [item.lower() for item in items] in ([], ["off"], ["none"]):
+        return []
+    return items
 
 
 def _days(text: str) -> int:

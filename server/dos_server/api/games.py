@@ -20,7 +20,7 @@ from dos_server.schemas import (
     OrdersIn,
     VacationIn,
 )
-from dos_server.services import access, lobby, notify, play, read, standing, watch
+from dos_server.services import access, attention, lobby, notify, play, read, standing, watch
 from dos_server.web.pages import mailed as pages  # a browser opening the link gets the page
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
@@ -57,6 +57,7 @@ def _conditional(game_id: str, etag: Callable[[Any, access.Viewer], str],
     """
     game = access.read_game(game_id)
     viewer = access.authenticate(game, _bearer())
+    attention.look(game.id, game.seats, viewer.seat, game.turn_started_at)
     tag = etag(game, viewer)
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
     if request.if_none_match.contains_weak(tag):
@@ -172,8 +173,13 @@ class History(MethodView):
         ask again with `after` = `next_after` (no need to poll in between).
         """
 
+        looked: list[bool] = []
+
         def look() -> dict[str, Any]:
             game, viewer = _viewer(game_id)
+            if not looked:  # a long-poll is one look
+                looked.append(True)
+                attention.look(game.id, game.seats, viewer.seat, game.turn_started_at)
             body = read.history_body(game, viewer, query["after"], query["limit"])
             body["last"] = game.next_seq - 1
             return body
@@ -245,17 +251,19 @@ class Notifications(MethodView):
     @blp.alt_response(401, description="bad token")
     @blp.alt_response(403, description="neither the host nor this seat")
     @blp.alt_response(404, description="no such game")
-    @blp.alt_response(422, description="invalid address, URL, event name or time zone")
+    @blp.alt_response(422, description="invalid address, URL, event name, time zone or "
+                      "reminder")
     def put(self, body: dict[str, Any], game_id: str, seat: int) -> dict[str, Any]:
-        """Set the seat's email and webhook and which events each receives, its time zone
-        and language. An empty body changes nothing and answers the settings.
+        """Set the seat's email and webhook and which events each receives, its time zone,
+        language and reminders. An empty body changes nothing and answers the settings.
 
         Setting ``webhook_url`` answers a new ``whsec_`` secret, shown only this once.
         """
         return lobby.set_notifications(game_id, _bearer(), seat, body.get("email"),
                                          body.get("webhook_url"), body.get("events"),
                                          set(body), body.get("digest"),
-                                         body.get("time_zone"), body.get("language"))
+                                         body.get("time_zone"), body.get("language"),
+                                         reminders=body.get("reminders"))
 
 
 @blp.route("/<game_id>/seats/<int:seat>/orders")

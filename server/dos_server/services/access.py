@@ -126,6 +126,10 @@ class SeatSnapshot:
     resigned: bool
     vacation_until: datetime | None
     standing_orders: list[str] | None = None
+    # for recording a look (services/attention.py): when the seat's last one was written
+    # and its last your-turn email
+    last_seen_at: datetime | None = None
+    turn_notified_at: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -150,6 +154,7 @@ class GameSnapshot:
     _options: dict[str, Any] | None = field(default=None, repr=False)
     _state: dict[str, Any] | None = field(default=None, repr=False)
     standing_dos: bool = True
+    turn_started_at: datetime | None = None
 
     @property
     def options(self) -> dict[str, Any]:
@@ -170,11 +175,13 @@ def snapshot(game: GameRow) -> GameSnapshot:
     write)."""
     seats = tuple(SeatSnapshot(seat.index, seat.public_id, seat.legacy_index, seat.token_version,
                                seat.name, seat.bot, seat.claimed, seat.resigned,
-                               seat.vacation_until, seat.standing_orders) for seat in game.seats)
+                               seat.vacation_until, seat.standing_orders, seat.last_seen_at,
+                               seat.turn_notified_at)
+                  for seat in game.seats)
     return GameSnapshot(game.id, game.title, game.status, game.version, game.host_token_version,
                         None, game.turn_time_limit, game.turn_deadline, seats, None,
                         _options=game.options, _state=game.state,
-                        standing_dos=game.standing_dos)
+                        standing_dos=game.standing_dos, turn_started_at=game.turn_started_at)
 
 
 @dataclass(frozen=True)
@@ -197,7 +204,8 @@ _READ = (
                  cast(_GAMES.c.state, Text))),
            _SEATS.c.index, _SEATS.c.public_id, _SEATS.c.legacy_index, _SEATS.c.token_version,
            _SEATS.c.name, _SEATS.c.bot, _SEATS.c.claimed, _SEATS.c.resigned,
-           _SEATS.c.vacation_until, _SEATS.c.standing_orders, _GAMES.c.standing_dos)
+           _SEATS.c.vacation_until, _SEATS.c.standing_orders, _SEATS.c.last_seen_at,
+           _SEATS.c.turn_notified_at, _GAMES.c.standing_dos, _GAMES.c.turn_started_at)
     .select_from(_GAMES.outerjoin(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
     .where(_GAMES.c.id == bindparam("game_id"))
     .order_by(_SEATS.c.index)
@@ -253,9 +261,10 @@ def read_game(game_id: str) -> GameSnapshot:
     if not rows:
         raise _not_found(game_id)
     first = rows[0]
-    seats = tuple(SeatSnapshot(*row[9:-1]) for row in rows if row[9] is not None)
+    seats = tuple(SeatSnapshot(*row[9:21]) for row in rows if row[9] is not None)
     return GameSnapshot(first[0], first[1], first[2], first[3], first[4], first[5], first[6],
-                        first[7], seats, first[8], standing_dos=bool(first[-1]))
+                        first[7], seats, first[8], standing_dos=bool(first[21]),
+                        turn_started_at=first[22])
 
 
 _ONE: Select[Any] = select(literal_column("1"))

@@ -53,7 +53,7 @@ from dos_server.errors import (
 from dos_server.extensions import db
 from dos_server.mailtext import body_text, command_lines, html_to_text
 from dos_server.models import GameRow, IdentityRow, InboundMessageRow, SeatRow, utcnow
-from dos_server.services import access, archive, lobby, notify, orders, play, read, standing
+from dos_server.services import access, archive, attention, lobby, notify, orders, play, read, standing
 from dos_server.validation import email_key
 
 log = logging.getLogger("dos_server.inbound")
@@ -78,6 +78,9 @@ def help_lines() -> list[str]:
         "  orders draw on    " + _("standing orders the server plays for you (draw, only, "
                                    "dos, catch; on or off; orders alone lists them)"),
         "  join              " + _("take your seat, in answer to an invitation"),
+        "  remind 50% 1h     " + _("when to remind you of your turn: a share of its time, or "
+                                   "hours (h) or minutes (m) before its deadline; remind off: "
+                                   "never"),
         "  help              " + _("this text"),
         _("A number refers to the list in the email you answer: if the game has moved on "
           "since, nothing is applied and you get the new list."),
@@ -514,6 +517,8 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
         return _join(game, seat)
     if first.split(" ", 1)[0] == "orders":
         return _orders(game, seat, first.split()[1:])
+    if first.split(" ", 1)[0] == "remind":
+        return _remind(game, seat, first.removeprefix("remind"))
     if game.status == "waiting":
         raise Refusal("not-started", [
             _("The game has not started yet, so nothing was changed: it starts when everyone "
@@ -579,6 +584,19 @@ def _orders(game: GameRow, seat: SeatRow,
     if version != game.version:
         out.append(_("An order applied at once and was played: here is the table."))
     return "orders", out, game, seat
+def _remind(game: GameRow, seat: SeatRow,
+            chosen: str) -> tuple[str, list[str], GameRow, SeatRow]:
+    """``remind 50% 1h`` / ``remind off``: the seat's reminders (``remind`` alone tells them)."""
+    if chosen.strip():
+        try:
+            seat.reminders = attention.parse_reminders(chosen)
+        except ValueError:
+            raise Refusal("bad-reminders", [attention.reminders_problem(), _("Nothing was changed.")]) \
+                from None
+    specs = attention.reminders_of(seat)
+    told = _("Your reminders in this game: %(reminders)s.", reminders=", ".join(specs)) \
+        if specs else _("You get no reminders in this game.")
+    return "reminders", [told], game, seat
 
 
 def _join(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
@@ -610,7 +628,7 @@ def _from_first_command(game: GameRow, seat: int, lines: list[str]) -> list[str]
     state = access.engine_state(game) if game.state is not None else None
     for index, line in enumerate(lines):
         word = line.strip().rstrip(".!").strip().lower()
-        if (word in KEYWORDS or word.split(" ", 1)[0] == "orders"
+        if (word in KEYWORDS or word.split(" ", 1)[0] in ("orders", "remind")
                 or mailtext.move_number(word) is not None):
             return lines[index:]
         if state is None:

@@ -37,7 +37,7 @@ from dos_server.errors import (
 )
 from dos_server.extensions import db
 from dos_server.models import GameRow, SeatRow, as_utc, new_seat_id, utcnow
-from dos_server.services import account, notify
+from dos_server.services import account, attention, notify
 from dos_server.services.access import (
     Viewer,
     Written,
@@ -400,7 +400,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
                       webhook_url: str | None, events: dict[str, list[str]] | None,
                       fields: set[str], digest: bool | None = None,
                       time_zone: str | None = None, language: str | None = None,
-                      fill_only: bool = False) -> dict[str, Any]:
+                      fill_only: bool = False,
+                      reminders: list[str] | None = None) -> dict[str, Any]:
     """Change a seat's channels and the events each receives, its time zone and language
     (host or the seat itself; ``time_zone`` and ``language`` checked by the caller).
     ``fill_only``: the zone and language only where the seat has none (a browser's, the first
@@ -442,6 +443,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             seat.time_zone = time_zone
         if "language" in fields and not (fill_only and seat.language):
             seat.language = language
+        if "reminders" in fields:  # checked by the caller (attention.parse_reminders)
+            seat.reminders = reminders
         hidden = not own_seat and seat.claimed  # a seat's address is its player's business
         return {
             "seat": seat.index,
@@ -457,6 +460,7 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             "digest": seat.digest,
             "time_zone": seat.time_zone,  # None: UTC
             "language": seat.language,  # None: en
+            "reminders": attention.reminders_of(seat),
             "webhook_secret": secret_shown,  # shown once, when the URL is set
         }
 

@@ -11,7 +11,10 @@ A transaction takes its locks in this order, skipping what it does not need:
 4. ``seats``: only ever locked or written by a transaction that holds their game's lock
    (``access._lock_game`` locks them with it, by index). So two writers never queue for a
    seat: the game's lock has queued them already. A bulk update of seats across games
-   (an account's settings, forgetting an identity) locks those games first.
+   (an account's settings, forgetting an identity) locks those games first. One exception: a
+   look (services/attention.py) writes one seat's ``last_seen_at`` alone, in autocommit, and
+   on PostgreSQL skips the seat if a writer holds it, so it never waits and is never waited
+   for longer than that one UPDATE.
 5. What belongs to a locked game: its events, idempotency keys, archive, and its outbox rows
    (``notifications``; the worker locks the game before a failed delivery's row when the
    failure may change the game's seats).

@@ -27,7 +27,7 @@ from dos_engine.wording import describe
 from dos_server import i18n, tokens, urls
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow, NotificationRow, SeatRow, utcnow
-from dos_server.services import access, archive
+from dos_server.services import access, archive, attention
 from dos_server.services.access import get_game, seat_named_by
 
 EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over", "invited")
@@ -99,11 +99,13 @@ def enqueue(
     data: dict[str, Any] | None = None,
     key: str | None = None,
     channels: Sequence[str] = CHANNELS,
+    due: datetime | None = None,
 ) -> int:
     """Write the outbox rows for ``event`` to ``seats``; returns how many.
 
     ``key`` tells this occurrence of the event apart (default: the game version), so that a
-    retried transaction or a second worker never writes the same delivery twice.
+    retried transaction or a second worker never writes the same delivery twice. ``due``:
+    when the rows may go out (default: now).
     """
     occurrence = key or f"v{game.version}"
     data = data or {}
@@ -118,7 +120,7 @@ def enqueue(
             continue  # the email the seat is getting now already says it is its turn
         payload = email_payload(game, seat, state, event, data)
         add_row(game.id, [seat.index], "email", seat.email or "", event,
-             f"{game.id}:{occurrence}:{event}:email:{seat.index}", payload)
+             f"{game.id}:{occurrence}:{event}:email:{seat.index}", payload, due)
         count += 1
     by_url: dict[str, list[SeatRow]] = {}
     for seat in chosen:
@@ -137,7 +139,7 @@ def enqueue(
             "secret": group[0].webhook_secret,
         }
         add_row(game.id, [s.index for s in group], "webhook", url, event,
-             f"{game.id}:{occurrence}:{event}:webhook:{url}", payload)
+             f"{game.id}:{occurrence}:{event}:webhook:{url}", payload, due)
         count += 1
     return count
 
@@ -335,4 +337,25 @@ def after_change(game: GameRow, state: Game, *, new_turn: bool, just_over: bool,
     if new_turn:
         current = seats[state.current]
         if not current.resigned:
-            enqueue(game, "your_turn", [current], state)
+            announce_turn(game, current, state)
+
+
+def announce_turn(game: GameRow, seat: SeatRow, state: Game) -> None:
+    """The your-turn rows of the turn that began for ``seat``: held while it is looking, and
+    no email while it has not come back since the last one (services/attention.py)."""
+    now = utcnow()
+    due = attention.held_until(seat, now)
+    data: dict[str, Any] = {"turn": state.turn_no}
+    if due is not None:
+        data["held"] = True
+    enqueue(game, "your_turn", [seat], state, data, channels=("webhook",), due=due)
+    if attention.emailed_since_look(seat):
+        return  # one email until the player comes back
+    missed = seat.turns_missed or 0
+    if enqueue(game, "your_turn", [seat], state,
+               {**data, "turns_missed": missed} if missed else data,
+               channels=("email",), due=due):
+        if due is None:  # a held email counts when the worker sends it (attention.recheck)
+            seat.turn_notified_at = now
+        if seat.turns_missed:
+            seat.turns_missed = 0

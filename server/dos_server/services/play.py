@@ -58,7 +58,7 @@ from dos_server.errors import (
 )
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, as_utc, utcnow
-from dos_server.services import notify, orders, watch
+from dos_server.services import attention, notify, orders, watch
 from dos_server.services.access import (
     Viewer,
     Written,
@@ -205,7 +205,7 @@ def play_order(game: GameRow, state: Game, seat: int, action: Action) -> list[Ev
 
 
 def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | None = None) -> None:
-    """Store the state; a new turn restarts the turn clock (deadline and 80% reminder)."""
+    """Store the state; a new turn restarts the turn clock (deadline and reminders)."""
     game.state = state.to_dict()
     if state.is_over:
         game.status = "finished"
@@ -217,7 +217,7 @@ def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | Non
         if seat.vacation_until is not None:  # the clock waits for the player's return
             start = max(start, as_utc(seat.vacation_until))
         game.turn_started_at = start
-        game.reminded = False
+        game.reminders_sent = None
         game.turn_deadline = (start + timedelta(seconds=game.turn_time_limit)
                               if game.turn_time_limit else None)
 
@@ -225,7 +225,7 @@ def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | Non
 # The columns a move changes, written by one prebuilt UPDATE (:func:`write_game`).
 _GAMES = GameRow.__table__
 _MOVE_COLUMNS = ("version", "next_seq", "state", "status", "turn_deadline", "turn_started_at",
-                 "reminded")
+                 "reminders_sent")
 _WRITE_GAME = (
     update(_GAMES)
     .where(_GAMES.c.id == bindparam("game_id"), _GAMES.c.version == bindparam("read_version"))
@@ -385,6 +385,7 @@ def apply_turn(
             parsed, events = state.play_text("; ".join(actions or []), seat)
     except DosError as error:
         raise _rule_error(error) from None
+    attention.moved(seat_of(game, seat))
     rows = [append_action(game, seat, action.text()) for action in parsed]
     metrics.count_actions(rows)
     rows = after_move(game, state, before, rows + append_events(game, events))
@@ -460,6 +461,7 @@ def apply_timeout(game: GameRow, now: datetime) -> None:
     before = TurnMark.of(state)
     seat = seat_of(game, state.current)
     seat.timeouts += 1
+    attention.timed_out(seat)
     game.version += 1
     rows = [append_event(game, seat.index, "timed_out",
                          {"policy": game.timeout_policy, "timeouts": seat.timeouts})]

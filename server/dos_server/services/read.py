@@ -20,7 +20,7 @@ from flask import Response, current_app
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
 from dos_server.errors import GameNotFinished
 from dos_server.models import GameRow, as_utc, utcnow
-from dos_server.services import archive
+from dos_server.services import archive, attention
 from dos_server.services.access import (
     GameLike,
     GameSnapshot,
@@ -320,6 +320,7 @@ def seat_settings_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
         "digest": seat.digest,
         "time_zone": seat.time_zone,  # None: UTC
         "language": seat.language,  # None: en
+        "reminders": attention.reminders_of(seat),  # when its turn is reminded
         "resigned": seat.resigned,
         "vacation_until": seat.vacation_until.isoformat()
         if seat.vacation_until and as_utc(seat.vacation_until) > now else None,

@@ -53,7 +53,7 @@ def _settings(game_id: str, status: int = 200, errors: FieldErrors | None = None
 
 def _field(path: tuple[str, ...]) -> str | None:
     return path[0] if path[:1] in (("email",), ("webhook_url",), ("days",), ("time_zone",),
-                                   ("language",)) else None
+                                   ("language",), ("reminders",)) else None
 
 
 @bp.get("/games/<game_id>/settings")
@@ -81,6 +81,9 @@ def notifications(game_id: str) -> Page:
     typed: dict[str, Any] = {"email": email, "webhook_url": webhook, "events": events,
                              "digest": payload["digest"]}
     typed.update({f: payload[f] for f in ("time_zone", "language") if f in payload})
+    if "reminders" in request.form:  # "50%, 1h": the schema checks each
+        typed["reminders"] = request.form["reminders"][:80]
+        payload["reminders"] = typed["reminders"].replace(",", " ").split()
     errors = FieldErrors()
     try:
         loaded = NotificationsIn().load(payload)
@@ -96,7 +99,8 @@ def notifications(game_id: str) -> Page:
         result = lobby.set_notifications(game_id, token, seat, loaded.get("email"),
                                          loaded.get("webhook_url"), loaded.get("events"),
                                          set(loaded), loaded.get("digest"),
-                                         loaded.get("time_zone"), loaded.get("language"))
+                                         loaded.get("time_zone"), loaded.get("language"),
+                                         reminders=loaded.get("reminders"))
     except DomainError as error:
         problem = problem_of(error)
         if problem.status != 422:

@@ -31,7 +31,7 @@ from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
-from dos_server.services import access, play, read, rematch, watch
+from dos_server.services import access, attention, play, read, rematch, watch
 from dos_server.web import auth, present, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
@@ -99,6 +99,7 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
 
     game = access.get_game(game_id)
     viewer, _token = table_viewer(game, game_id, viewer_token)
+    attention.look(game.id, game.seats, viewer.seat, game.turn_started_at)
     reader.as_seat(game, viewer.seat)  # the seat's language and zone (an emailed move's too)
     language = i18n.page_language()
     seen = auth.last_seen(game_id) if viewer.seat is not None else None
@@ -317,7 +318,22 @@ def wait(game_id: str) -> Response:
     if version is None:
         raise Problem(400, "invalid-input", _("Invalid version"), _("version: a whole number"))
     timeout = float(current_app.config["WEB_WAIT_SECONDS"])
+    _page_open(game_id)
     current = watch.wait_for_change(game_id, version, timeout)
     response = jsonify(version=current, changed=current != version)
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _page_open(game_id: str) -> None:
+    """The seat's table is open (its script waits for a change): a look of the seat, written
+    at most once a minute (services/attention.py), before the wait holds no connection."""
+    token = auth.player_token(game_id)
+    if token is None:
+        return
+    game = access.read_game(game_id)
+    try:
+        viewer = access.authenticate(game, token, allow_host=False)
+    except DomainError:  # signed out meanwhile: the next table page says so
+        return
+    attention.look(game.id, game.seats, viewer.seat, game.turn_started_at)
