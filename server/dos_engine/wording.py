@@ -37,6 +37,7 @@ _TEMPLATES = {
     "timed_out": N_("{subject} ran out of time; the {policy} bot played the turn"),
     "resigned": N_("{subject} resigned (the random bot plays on)"),
     "forfeited": N_("{subject} forfeited after {timeouts} timeouts"),
+    "seat_handed_to_bot": N_("By the other players' vote, a bot plays for {who} from now on"),
 }
 _MATCHED = {
     "single_colour": N_("{subject} matched {target} (Center Row card {position}) with {cards}, "
@@ -46,7 +47,7 @@ _MATCHED = {
 }
 # Why the server ended a game (``game_ended``'s ``reason``, dos_server.services.play): said in
 # the reader's language when it is one of these, as it was stored otherwise.
-_REASONS = (N_("no person is left playing"),)
+_REASONS = (N_("no person is left playing"), N_("the other players voted to end the game"))
 _COLOURS = {Colour.RED: N_("red"), Colour.GREEN: N_("green"), Colour.BLUE: N_("blue"),
             Colour.YELLOW: N_("yellow")}
 
@@ -96,6 +97,9 @@ def describe(event: Mapping[str, Any], names: Names, me: int | None = None,
                     else N_("{subject} ended the turn; {next} is next"))
         return t.gettext(sentence).format_map(
             _Fields(fields, next=_who(names, following, me, t)))
+    if kind == "nudged":
+        return t.gettext("{subject} nudged {target}").format_map(
+            _Fields(fields, target=_who(names, data.get("target"), me, t)))
     if kind == "game_over":
         scores = data.get("scores") or []
         points = scores[seat] if isinstance(seat, int) and 0 <= seat < len(scores) else "?"

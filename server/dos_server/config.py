@@ -71,6 +71,11 @@ DEFAULTS: dict[str, Any] = {
     # Webhook URLs must resolve to public internet addresses (no loopback, private networks,
     # link-local/cloud metadata, ...); true only for development and tests.
     "WEBHOOK_ALLOW_PRIVATE": False,
+    # A seat is absent, and the other players may vote to hand it to a bot or to end the
+    # game (services/abandon.py), after this many timeouts in a row or this many days
+    # without a look or a move.
+    "ABANDON_TIMEOUTS": 3,
+    "ABANDON_DAYS": 7,
     "API_TITLE": "DOS by mail",
     "API_VERSION": "1",
     "OPENAPI_VERSION": "3.0.3",

@@ -397,7 +397,7 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
                       webhook_url: str | None, events: dict[str, list[str]] | None,
                       fields: set[str], digest: bool | None = None,
                       time_zone: str | None = None, language: str | None = None,
-                      fill_only: bool = False) -> dict[str, Any]:
+                      fill_only: bool = False, nudges: bool | None = None) -> dict[str, Any]:
     """Change a seat's channels and the events each receives, its time zone and language
     (host or the seat itself; ``time_zone`` and ``language`` checked by the caller).
     ``fill_only``: the zone and language only where the seat has none (a browser's, the first
@@ -439,6 +439,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             seat.time_zone = time_zone
         if "language" in fields and not (fill_only and seat.language):
             seat.language = language
+        if nudges is not None:
+            seat.nudges_off = not nudges
         hidden = not own_seat and seat.claimed  # a seat's address is its player's business
         return {
             "seat": seat.index,
@@ -454,6 +456,7 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             "digest": seat.digest,
             "time_zone": seat.time_zone,  # None: UTC
             "language": seat.language,  # None: en
+            "nudges": not seat.nudges_off,
             "webhook_secret": secret_shown,  # shown once, when the URL is set
         }
 
