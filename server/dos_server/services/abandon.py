@@ -29,6 +29,7 @@ from dos_server.services import notify, play
 from dos_server.services.access import (
     engine_state,
     game_is,
+    get_game,
     locked,
     seat_of,
 )
@@ -131,11 +132,24 @@ def standing(game_id: str, bearer: str | None, now: datetime | None = None) -> d
 def vote(game_id: str, bearer: str | None, target: int, choice: str,
          now: datetime | None = None) -> dict[str, Any]:
     """The token's seat votes on seat ``target`` (own transaction)."""
+    try:
+        with write_transaction():
+            game, viewer = locked(game_id, bearer)
+            if viewer.seat is None:
+                raise PlayersOnly(_("only a seat's player token can vote"))
+            return vote_seat(game, viewer.seat, target, choice, now)
+    except NotAbsent:
+        drop_stale_votes(game_id, now or utcnow())
+        raise
+
+
+def drop_stale_votes(game_id: str, now: datetime) -> None:
+    """Delete the votes on seats whose player came back since (own transaction): a refused
+    vote rolled its own transaction back, deletions included."""
     with write_transaction():
-        game, viewer = locked(game_id, bearer)
-        if viewer.seat is None:
-            raise PlayersOnly(_("only a seat's player token can vote"))
-        return vote_seat(game, viewer.seat, target, choice, now)
+        game = get_game(game_id, for_update=True)
+        for seat in game.seats:
+            _votes(game, seat, absence(game, seat, now).last_active)
 
 
 def vote_seat(game: GameRow, voter: int, target: int, choice: str,
@@ -158,7 +172,6 @@ def vote_seat(game: GameRow, voter: int, target: int, choice: str,
         raise NotAVoter(_("only players still playing vote; you have resigned"))
     seen = absence(game, seat, now)
     if not seen.absent:
-        _votes(game, seat, now)  # none count any more
         timeouts, days = thresholds()
         raise NotAbsent(_("%(name)s is not absent: a vote needs %(timeouts)s timeouts in a row "
                           "or %(days)s days without a look or a move", name=_name(seat),
