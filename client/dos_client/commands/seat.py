@@ -44,11 +44,13 @@ def _email(value: str | None) -> str | None:
               help=N_("Show times in this IANA zone, e.g. Asia/Vientiane ('' for UTC)."))
 @click.option("--language", metavar="LANG",
               help=N_("Emails and pages in this language: en, lo."))
+@click.option("--nudges", type=click.Choice(["on", "off"]),
+              help=N_("Whether the other players may nudge you (once a day each)."))
 @pass_settings
 def notify(settings: Settings, game: str | None, email: str | None, no_email: bool,
            webhook: str | None, no_webhook: bool, events: Sequence[str],
            all_events: bool, digest: bool | None, time_zone: str | None,
-           language: str | None) -> None:
+           language: str | None, nudges: str | None = None) -> None:
     saved = settings.saved_game(game)
     seat = saved.seat()
     changes: dict[str, Any] = {}
@@ -75,6 +77,8 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
         changes["time_zone"] = time_zone or None
     if language is not None:
         changes["language"] = language or None
+    if nudges is not None:
+        changes["nudges"] = nudges == "on"
     result = saved.api.set_notifications(saved.game_id, seat, changes)  # {}: only reads
     none = _("none")
     events_on = "; ".join(f"{channel}: {', '.join(names) or none}"
@@ -86,6 +90,9 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
              _("Events: {events}.").format(events=events_on),
              _("Times in {zone}, language {language}.").format(
                  zone=result.get("time_zone") or "UTC", language=result.get("language") or "en")]
+    if "nudges" in result:
+        lines.append(_("Nudges from the other players: {state}.").format(
+            state=_("on") if result["nudges"] else _("off")))
     if not changes:
         lines.append(_("Change them with `{command} notify --email ADDRESS`, --webhook URL, "
                        "--event CHANNEL:EVENT, --digest (see --help).").format(
