@@ -112,6 +112,38 @@ def _tally(game: GameRow, target: SeatRow, now: datetime) -> dict[str, Any]:
             "end": sum(row.choice == "end" for row in votes)}
 
 
+def looks_absent(game: GameRow, seat: SeatRow, now: datetime) -> bool:
+    """:func:`absence` without reading the history (for the table page, which reads it once):
+    the look alone stands for the last sign of the player; a vote checks the move too."""
+    timeouts, days = thresholds()
+    last = max(as_utc(game.created_at),
+               as_utc(seat.last_seen_at) if seat.last_seen_at else as_utc(game.created_at))
+    return play.seat_plays(seat) and (seat.timeouts >= timeouts
+                                      or now - last >= timedelta(days=days))
+
+
+def page_tallies(game: GameRow, viewer: int, now: datetime) -> list[dict[str, Any]]:
+    """The seats the viewer may vote on as the table shows them: who, the votes so far (read
+    only) and how many decide."""
+    me = next((seat for seat in game.seats if seat.index == viewer), None)
+    if me is None or not play.seat_plays(me):
+        return []
+    shown = []
+    for seat in game.seats:
+        if seat.index == viewer or not looks_absent(game, seat, now):
+            continue
+        counted = {s.index for s in voters(game, seat)}
+        since = as_utc(seat.last_seen_at) if seat.last_seen_at else as_utc(game.created_at)
+        votes = [row for row in db.session.execute(select(SeatVoteRow).where(
+            SeatVoteRow.game_id == game.id, SeatVoteRow.target_seat == seat.index)).scalars()
+            if row.voter_seat in counted and as_utc(row.created_at) >= since]
+        shown.append({"seat": seat.index, "name": _name(seat), "needed": len(counted) // 2 + 1,
+                      "bot": sum(v.choice == "bot" for v in votes),
+                      "end": sum(v.choice == "end" for v in votes),
+                      "mine": next((v.choice for v in votes if v.voter_seat == viewer), None)})
+    return shown
+
+
 def standing(game_id: str, bearer: str | None, now: datetime | None = None) -> dict[str, Any]:
     """Each seat that is absent or has votes, with its tally (players only; a read)."""
     now = now or utcnow()
@@ -216,5 +248,5 @@ def _name(seat: SeatRow) -> str:
     return seat.name or _("seat %(number)s", number=seat.index)
 
 
-__all__ = ["CHOICES", "Absence", "absence", "standing", "thresholds", "vote", "vote_seat",
-           "voters"]
+__all__ = ["CHOICES", "Absence", "absence", "looks_absent", "page_tallies", "standing",
+           "thresholds", "vote", "vote_seat", "voters"]
