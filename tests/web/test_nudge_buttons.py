@@ -1,13 +1,18 @@
 """The table's nudge and vote buttons in a real browser (Playwright on the system's Chromium,
 the app under a real server), on SQLite and, with TEST_DATABASE_URL, PostgreSQL: the nudge
 button nudges once and then says when the next nudge is allowed; an absent player's seat gets
-vote buttons, and a majority's vote ends the game."""
+vote buttons, and a majority's vote ends the game. The settings page turns nudges off."""
 
 from __future__ import annotations
 
+import re
+
 import sqlalchemy as sa
 from browsing import Site, any_site, browser, new_page, sign_in
+from flask import Flask
 from playwright.sync_api import Browser, expect
+from web_helpers import api_game, join_api, post
+from web_helpers import sign_in as sign_in_client
 
 from dos_server.extensions import db
 from dos_server.models import NotificationRow, SeatRow
@@ -53,3 +58,24 @@ def test_nudge_then_vote_in_the_browser(browser: Browser, any_site: Site) -> Non
     expect(page.locator("p.flash")).to_contain_text("Decided: the game is over")
     assert site.view(game_id)["status"] == "finished"
     expect(page.get_by_role("button", name="Vote: end the game now")).to_have_count(0)
+
+
+def test_the_settings_page_turns_nudges_off(app: Flask) -> None:
+    api = app.test_client()
+    created = api_game(api, [{"name": "alice"}, {"name": "bob"}])
+    tokens = [join_api(api, created["id"], invite["invite"]) for invite in created["invites"]]
+    browser = app.test_client()
+    sign_in_client(app, browser, created["id"], 0)
+    settings = f"/games/{created['id']}/settings"
+    assert re.search(r'name="nudges"[^>]* checked', browser.get(settings).get_data(as_text=True))
+    saved = post(browser, f"{settings}/notifications", {"nudges_shown": "1"}, page=settings)
+    assert saved.status_code == 303, saved.get_data(as_text=True)
+    assert not re.search(r'name="nudges"[^>]* checked',
+                         browser.get(settings).get_data(as_text=True))
+    answer = api.put(f"/api/games/{created['id']}/seats/0/notifications", json={},
+                     headers={"Authorization": f"Bearer {tokens[0]}"})
+    assert answer.get_json()["nudges"] is False
+    # A form from before the checkbox (no nudges_shown) keeps the setting as it is.
+    post(browser, f"{settings}/notifications", {"nudges": "on"}, page=settings)
+    assert api.put(f"/api/games/{created['id']}/seats/0/notifications", json={},
+                   headers={"Authorization": f"Bearer {tokens[0]}"}).get_json()["nudges"] is False
