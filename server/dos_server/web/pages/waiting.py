@@ -1,46 +1,19 @@
-"""Waiting on someone, on the table page: the nudge button (or when the next nudge is
-allowed) and the votes on an absent player's seat. The same services as the API."""
+"""Waiting on someone, from the table page: the nudge button and the votes on an absent
+player's seat (what the table shows of them: ``web/nudging.py``). The same services as the
+API."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from flask import flash, redirect, request, url_for
 from flask_babel import gettext as _
 
-from dos_server import timefmt
 from dos_server.errors import DomainError
-from dos_server.models import GameRow, utcnow
 from dos_server.problems import Problem, problem_of
-from dos_server.services import abandon, nudge, play
-from dos_server.services.access import Viewer, seat_of
-from dos_server.web import auth, reader
+from dos_server.services import abandon, nudge
+from dos_server.web import auth
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
-
-
-def panel(game: GameRow, viewer: Viewer, body: dict[str, Any],
-          names: list[str]) -> dict[str, Any] | None:
-    """What the table shows a player still playing of an active game: whom they may nudge
-    and when, and the seats that look absent with their votes (None: nothing to show)."""
-    if viewer.seat is None or body["status"] != "active" or body.get("view") is None:
-        return None
-    me = seat_of(game, viewer.seat)
-    if not play.seat_plays(me):
-        return None
-    now = utcnow()
-    current = seat_of(game, body["view"]["current"])
-    nudging = None
-    if current.index != me.index and play.seat_plays(current):
-        allowed = nudge.next_allowed(me)
-        nudging = {"name": names[current.index], "off": current.nudges_off,
-                   "allowed_at": timefmt.local_time(allowed, reader.zone())
-                   if allowed is not None and allowed > now else None}
-    absent = [{**tally, "name": names[tally["seat"]]}
-              for tally in abandon.page_tallies(game, me.index, now)]
-    if nudging is None and not absent:
-        return None
-    return {"nudge": nudging, "absent": absent}
+from dos_server.web.pages.table import render_table
 
 
 def _token(game_id: str) -> str:
@@ -52,8 +25,6 @@ def _token(game_id: str) -> str:
 
 
 def _refused(game_id: str, error: DomainError) -> Page:
-    from dos_server.web.pages.table import render_table  # the table imports this module
-
     problem = problem_of(error)
     if problem.status in (401, 404):
         raise problem
