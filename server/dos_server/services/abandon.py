@@ -27,6 +27,7 @@ from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, SeatRow, SeatVoteRow, as_utc, utcnow
 from dos_server.services import notify, play
 from dos_server.services.access import (
+    authenticate,
     engine_state,
     game_is,
     get_game,
@@ -89,21 +90,24 @@ def voters(game: GameRow, target: SeatRow) -> list[SeatRow]:
     return [seat for seat in game.seats if play.seat_plays(seat) and seat.index != target.index]
 
 
-def _votes(game: GameRow, target: SeatRow, since: datetime) -> list[SeatVoteRow]:
-    """The votes on ``target`` cast since its last sign of life; older ones are deleted."""
+def _votes(game: GameRow, target: SeatRow, since: datetime,
+           drop: bool = True) -> list[SeatVoteRow]:
+    """The votes on ``target`` cast since its last sign of life; older ones are deleted
+    (``drop``: in a write)."""
     rows = db.session.execute(select(SeatVoteRow).where(
         SeatVoteRow.game_id == game.id, SeatVoteRow.target_seat == target.index)
         .order_by(SeatVoteRow.id)).scalars().all()
     stale = [row.id for row in rows if as_utc(row.created_at) < since]
-    if stale:
+    if stale and drop:
         db.session.execute(delete(SeatVoteRow).where(SeatVoteRow.id.in_(stale)))
     return [row for row in rows if row.id not in stale]
 
 
-def _tally(game: GameRow, target: SeatRow, now: datetime) -> dict[str, Any]:
+def _tally(game: GameRow, target: SeatRow, now: datetime, drop: bool = True) -> dict[str, Any]:
     seen = absence(game, target, now)
     counted = {seat.index for seat in voters(game, target)}
-    votes = [row for row in _votes(game, target, seen.last_active) if row.voter_seat in counted]
+    votes = [row for row in _votes(game, target, seen.last_active, drop)
+             if row.voter_seat in counted]
     return {"seat": target.index, "name": target.name, "absent": seen.absent,
             "timeouts_in_a_row": seen.timeouts, "last_active": seen.last_active.isoformat(),
             "voters": sorted(counted), "needed": len(counted) // 2 + 1,
@@ -147,18 +151,18 @@ def page_tallies(game: GameRow, viewer: int, now: datetime) -> list[dict[str, An
 def standing(game_id: str, bearer: str | None, now: datetime | None = None) -> dict[str, Any]:
     """Each seat that is absent or has votes, with its tally (players only; a read)."""
     now = now or utcnow()
-    with write_transaction():  # counting may delete the votes a seat's return dropped
-        game, viewer = locked(game_id, bearer)
-        if viewer.seat is None:
-            raise PlayersOnly(_("only a seat's player token can see the votes"))
-        seats = []
-        if game.status == "active":
-            for seat in game.seats:
-                tally = _tally(game, seat, now)
-                if tally["absent"] or tally["votes"]:
-                    seats.append(tally)
-        return {"game_id": game.id, "seats": seats, "thresholds": dict(zip(
-            ("timeouts", "days"), thresholds(), strict=True))}
+    game = get_game(game_id)
+    viewer = authenticate(game, bearer)
+    if viewer.seat is None:
+        raise PlayersOnly(_("only a seat's player token can see the votes"))
+    seats = []
+    if game.status == "active":
+        for seat in game.seats:
+            tally = _tally(game, seat, now, drop=False)  # a read: the next vote drops them
+            if tally["absent"] or tally["votes"]:
+                seats.append(tally)
+    return {"game_id": game.id, "seats": seats, "thresholds": dict(zip(
+        ("timeouts", "days"), thresholds(), strict=True))}
 
 
 def vote(game_id: str, bearer: str | None, target: int, choice: str,
