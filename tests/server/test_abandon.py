@@ -188,6 +188,10 @@ def test_a_seat_that_moves_drops_the_votes_on_it(app: Flask, client: FlaskClient
     assert _vote(client, game_id, tokens[voters[0]], absent, "bot").status_code == 200
     assert _votes(app, game_id) == [(absent, voters[0], "bot")]
     assert _play_turn(client, game_id, tokens) == absent  # the person is back and moves
+    with app.app_context():  # a move of the person's own starts the timeouts in a row again
+        assert db.session.execute(sa.select(SeatRow.timeouts).where(
+            SeatRow.game_id == game_id, SeatRow.index == absent)).scalar_one() == 0
+        db.session.remove()
     refused = assert_problem(_vote(client, game_id, tokens[voters[1]], absent, "bot"), 409)
     assert "is not absent" in refused["detail"]
     assert _votes(app, game_id) == []

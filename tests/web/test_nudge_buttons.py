@@ -79,3 +79,28 @@ def test_the_settings_page_turns_nudges_off(app: Flask) -> None:
     post(browser, f"{settings}/notifications", {"nudges": "on"}, page=settings)
     assert api.put(f"/api/games/{created['id']}/seats/0/notifications", json={},
                    headers={"Authorization": f"Bearer {tokens[0]}"}).get_json()["nudges"] is False
+
+
+def test_a_refused_nudge_on_the_page_says_why(app: Flask) -> None:
+    api = app.test_client()
+    created = api_game(api, [{"name": "alice"}, {"name": "bob"}])
+    tokens = [join_api(api, created["id"], invite["invite"]) for invite in created["invites"]]
+    game_id = created["id"]
+    mover = api.get(f"/api/games/{game_id}").get_json()["view"]["current"]
+    waiter = 1 - mover
+    browser = app.test_client()
+    sign_in_client(app, browser, game_id, waiter)
+    table = f"/games/{game_id}"
+    assert "Nudge " + ["alice", "bob"][mover] in browser.get(table).get_data(as_text=True)
+    api.put(f"/api/games/{game_id}/seats/{mover}/notifications", json={"nudges": False},
+            headers={"Authorization": f"Bearer {tokens[mover]}"})
+    page = browser.get(table).get_data(as_text=True)
+    assert f"{['alice', 'bob'][mover]} has turned nudges off." in page
+    assert 'id="nudge"' not in page
+    refused = post(browser, f"/games/{game_id}/nudge", page=table)  # an old page's button
+    assert refused.status_code == 409
+    assert "has turned nudges off" in refused.get_data(as_text=True)
+    # The player to move sees no nudge button: nobody is waiting on them to nudge.
+    own = app.test_client()
+    sign_in_client(app, own, game_id, mover)
+    assert 'id="nudge"' not in own.get(table).get_data(as_text=True)
