@@ -235,8 +235,6 @@ def _decide(game: GameRow, seat: SeatRow, choice: str, tally: dict[str, Any]) ->
     votes = {int(voter): made for voter, made in tally["votes"].items()}
     data = {"choice": choice, "votes": {str(k): v for k, v in sorted(votes.items())},
             "timeouts": tally["timeouts_in_a_row"], "last_active": tally["last_active"]}
-    # Told first: a seat handed over receives nothing more about this game's turns.
-    notify.enqueue(game, "abandoned", [seat], state, data, key=f"abandoned-{seat.public_id}")
     db.session.execute(delete(SeatVoteRow).where(SeatVoteRow.game_id == game.id,
                                                  SeatVoteRow.target_seat == seat.index))
     game.version += 1
@@ -244,8 +242,10 @@ def _decide(game: GameRow, seat: SeatRow, choice: str, tally: dict[str, Any]) ->
         seat.resigned = True  # the resignation's bot plays on (play.run_bots)
         play.after_move(game, state, play.TurnMark.of(state), [play.append_event(
             game, seat.index, "seat_handed_to_bot", {**data, "bot": HANDED_BOT})])
-        return
-    play.end_now(game, state, VOTED_END, {"seat": seat.index, **data})
+    else:
+        play.end_now(game, state, VOTED_END, {"seat": seat.index, **data})
+    # Told with the table as the decision left it (no moves of theirs to list any more).
+    notify.enqueue(game, "abandoned", [seat], state, data, key=f"abandoned-{seat.public_id}")
 
 
 def _name(seat: SeatRow) -> str:
