@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 import sqlalchemy as sa
 from flask import Flask
@@ -16,7 +18,8 @@ from flask.testing import FlaskClient
 from server_helpers import assert_problem, auth, join
 
 from dos_engine.wording import describe
-from dos_server import worker
+from dos_server import create_app, worker
+from dos_server.config import ConfigError
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, NotificationRow, SeatRow, SeatVoteRow
 from testkit import race, serving
@@ -242,3 +245,24 @@ def test_two_votes_at_once_decide_exactly_once(make_app: Callable[..., Flask]) -
     assert len(_events(app, game_id, "game_ended")) == 1
     assert len(_outbox(app, game_id, "abandoned")) == 1
     assert sorted(s for row in _outbox(app, game_id, "game_over") for s in row.seats) == [0, 1, 2]
+
+
+def test_the_thresholds_come_from_the_config(make_app: Callable[..., Flask], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(ABANDON_TIMEOUTS=2, ABANDON_DAYS=30)
+    client = app.test_client()
+    game_id, tokens = _game(client, people=2)
+    absent = _body(client, game_id, tokens[0])["view"]["current"]
+    _set_seat(app, game_id, absent, timeouts=2)
+    standing = client.get(f"/api/games/{game_id}/votes",
+                          headers=auth(tokens[1 - absent])).get_json()
+    assert standing["thresholds"] == {"timeouts": 2, "days": 30}
+    assert [seat["seat"] for seat in standing["seats"]] == [absent]
+    monkeypatch.setenv("DOS_ABANDON_DAYS", "soon")
+    with pytest.raises(ConfigError, match="ABANDON_DAYS must be a whole number"):
+        create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/db.sqlite3",
+                    "INSTANCE_PATH": str(tmp_path / "instance")})
+    monkeypatch.setenv("DOS_ABANDON_DAYS", "0")
+    with pytest.raises(ConfigError, match="ABANDON_DAYS must be 1 or more"):
+        create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/db.sqlite3",
+                    "INSTANCE_PATH": str(tmp_path / "instance")})

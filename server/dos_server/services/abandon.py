@@ -53,8 +53,8 @@ class Absence:
 
 def thresholds() -> tuple[int, int]:
     """(timeouts in a row, days without a look or a move) that make a seat absent."""
-    return (max(1, int(current_app.config["ABANDON_TIMEOUTS"])),
-            max(1, int(current_app.config["ABANDON_DAYS"])))
+    return (int(current_app.config["ABANDON_TIMEOUTS"]),  # checked at start-up (config.py)
+            int(current_app.config["ABANDON_DAYS"]))
 
 
 def absence(game: GameRow, seat: SeatRow, now: datetime) -> Absence:
