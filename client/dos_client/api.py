@@ -16,12 +16,18 @@ TIMEOUT = (5, 30)  # connect, read (seconds)
 MAX_WAIT = 60.0  # the longest long-poll the server grants (seconds)
 
 
+class _Retry(Retry):
+    # urllib3 sleeps through a 429's Retry-After and asks again: a refused nudge's says a day.
+    # A 429 is the person's to read, not a reason to wait.
+    RETRY_AFTER_STATUS_CODES = frozenset({503})
+
+
 class DosApi:
     def __init__(self, server: str, token: str | None = None, language: str = "en") -> None:
         self.server = server.rstrip("/")
         self.session = requests.Session()
         # GETs are safe to retry; action POSTs carry an Idempotency-Key, so they are too.
-        retry = Retry(total=3, connect=3, read=2, backoff_factor=0.3,
+        retry = _Retry(total=3, connect=3, read=2, backoff_factor=0.3,
                       status_forcelist=(502, 503, 504),
                       allowed_methods=frozenset({"GET", "POST"}), raise_on_status=False)
         self.session.mount("http://", HTTPAdapter(max_retries=retry))
@@ -120,6 +126,16 @@ class DosApi:
 
     def rotate_token(self, game_id: str, seat: int) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/seats/{seat}/token")
+
+    def nudge(self, game_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/api/games/{game_id}/nudge")
+
+    def votes(self, game_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/api/games/{game_id}/votes")
+
+    def vote(self, game_id: str, seat: int, choice: str) -> dict[str, Any]:
+        return self._call("POST", f"/api/games/{game_id}/votes",
+                          json={"seat": seat, "choice": choice})
 
     # -- the signed-in account (the session's token is the account token) ------------------
 

@@ -234,7 +234,7 @@ def moves(console: Console, listing: dict[str, Any], command: str = "dos-client"
 # Events outside any one turn: flush left (a round's start is its header); a turn's events are
 # indented under it.
 _BETWEEN_TURNS = ("game_started", "round_over", "game_over", "game_ended", "timed_out",
-                  "resigned", "forfeited", "game_cancelled", "handed_to_bot",
+                  "resigned", "forfeited", "game_cancelled", "seat_handed_to_bot",
                   "notification_resent")
 
 

@@ -41,11 +41,13 @@ _TEMPLATES = {
     "game_cancelled": N_("The server's operator cancelled the game"),
     "notification_resent": N_("The server's operator sent a notification again"),
 }
-# A seat a bot plays from now on, by who decided it (``handed_to_bot``'s ``by``).
+# A seat a bot plays from now on (``seat_handed_to_bot``), by who decided it: the other
+# players' vote (services/abandon.py), or the server's operator (``"by": "operator"``).
 _HANDED = {
     "operator": N_("The {bot} bot plays {who}'s seat from now on (the server's operator "
                    "decided)"),
 }
+_HANDED_BY_VOTE = N_("By the other players' vote, a bot plays for {who} from now on")
 _MATCHED = {
     "single_colour": N_("{subject} matched {target} (Center Row card {position}) with {cards}, "
                         "a single colour match"),
@@ -54,7 +56,7 @@ _MATCHED = {
 }
 # Why the server ended a game (``game_ended``'s ``reason``, dos_server.services.play): said in
 # the reader's language when it is one of these, as it was stored otherwise.
-_REASONS = (N_("no person is left playing"),)
+_REASONS = (N_("no person is left playing"), N_("the other players voted to end the game"))
 _COLOURS = {Colour.RED: N_("red"), Colour.GREEN: N_("green"), Colour.BLUE: N_("blue"),
             Colour.YELLOW: N_("yellow")}
 
@@ -87,10 +89,8 @@ def _describe(event: Mapping[str, Any], names: Names, me: int | None,
     fields = _Fields({**data, "subject": subject, "who": who})
     if kind in _TEMPLATES:
         return t.gettext(_TEMPLATES[kind]).format_map(fields)
-    if kind == "handed_to_bot":
-        sentence = _HANDED.get(data.get("by") or "", N_("The {bot} bot plays {who}'s seat "
-                                                          "from now on"))
-        return t.gettext(sentence).format_map(fields)
+    if kind == "seat_handed_to_bot":
+        return t.gettext(_HANDED.get(data.get("by") or "", _HANDED_BY_VOTE)).format_map(fields)
     if kind == "round_started":
         return t.gettext("Round {round} began; {first} played first").format_map(
             _Fields(fields, first=_who(names, data.get("first"), me, t)))
@@ -121,6 +121,9 @@ def _describe(event: Mapping[str, Any], names: Names, me: int | None,
                     else N_("{subject} ended the turn; {next} is next"))
         return t.gettext(sentence).format_map(
             _Fields(fields, next=_who(names, following, me, t)))
+    if kind == "nudged":
+        return t.gettext("{subject} nudged {target}").format_map(
+            _Fields(fields, target=_who(names, data.get("target"), me, t)))
     if kind == "game_over":
         scores = data.get("scores") or []
         points = scores[seat] if isinstance(seat, int) and 0 <= seat < len(scores) else "?"

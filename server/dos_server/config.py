@@ -91,6 +91,11 @@ DEFAULTS: dict[str, Any] = {
     # Webhook URLs must resolve to public internet addresses (no loopback, private networks,
     # link-local/cloud metadata, ...); true only for development and tests.
     "WEBHOOK_ALLOW_PRIVATE": False,
+    # A seat is absent, and the other players may vote to hand it to a bot or to end the
+    # game (services/abandon.py), after this many timeouts in a row or this many days
+    # without a look or a move.
+    "ABANDON_TIMEOUTS": 3,
+    "ABANDON_DAYS": 7,
     "API_TITLE": "DOS by mail",
     "API_VERSION": "1",
     "OPENAPI_VERSION": "3.0.3",
@@ -122,6 +127,14 @@ def load_config(app: Flask, test_config: dict[str, Any] | None) -> None:
         schedule = app.config[name]
         if isinstance(schedule, str):  # from the environment: comma-separated seconds
             app.config[name] = [float(x) for x in schedule.split(",") if x.strip()]
+    for name in ("ABANDON_TIMEOUTS", "ABANDON_DAYS"):  # a bad value fails here, not at a vote
+        try:
+            app.config[name] = int(app.config[name])
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name} must be a whole number, not "
+                              f"{app.config[name]!r}") from None
+        if app.config[name] < 1:
+            raise ConfigError(f"{name} must be 1 or more, not {app.config[name]}")
     allow = app.config["WEBHOOK_ALLOW_PRIVATE"]
     if isinstance(allow, str):  # from the environment, spelled some other way than JSON
         app.config["WEBHOOK_ALLOW_PRIVATE"] = allow.strip().lower() in ("1", "true", "yes", "on")

@@ -225,6 +225,43 @@ class RateLimited(DomainError):
         self.retry_after = retry_after
 
 
+# -- nudges and votes on absent seats (services/nudge.py, services/abandon.py) -----------------
+
+
+class NothingToNudge(DomainError):
+    """Nobody to nudge: it is the asker's own turn, or a bot's."""
+
+    kind = "nothing-to-nudge"
+
+
+class NudgesOff(DomainError):
+    """The seat whose turn it is takes no nudges."""
+
+    kind = "nudges-off"
+
+
+class NudgeTooSoon(DomainError):
+    """This seat nudged in this game less than a day ago: ``next_allowed_at`` says when."""
+
+    kind = "nudge-too-soon"
+
+    def __init__(self, detail: str, *, next_allowed_at: str, retry_after: int) -> None:
+        super().__init__(detail, next_allowed_at=next_allowed_at)
+        self.retry_after = retry_after
+
+
+class NotAbsent(DomainError):
+    """A vote on a seat whose player is not absent (it moved or looked lately)."""
+
+    kind = "not-absent"
+
+
+class NotAVoter(DomainError):
+    """Only the other players still playing vote on an absent seat."""
+
+    kind = "not-a-voter"
+
+
 __all__ = [
     "AddressChanged",
     "AlreadyResigned",
@@ -246,10 +283,15 @@ __all__ = [
     "NoSuchAction",
     "NoSuchSeat",
     "NoVacationLeft",
+    "NotAVoter",
+    "NotAbsent",
     "NotAuthenticated",
     "NotEnoughPlayers",
     "NotYourSeat",
     "NotYourTurn",
+    "NothingToNudge",
+    "NudgeTooSoon",
+    "NudgesOff",
     "PlayersOnly",
     "RateLimited",
     "SeatClaimed",

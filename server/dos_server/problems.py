@@ -105,6 +105,11 @@ PROBLEM_TYPES: dict[type[DomainError], tuple[int, str]] = {
     errors.NoSuchAction: (422, "No such action"),
     errors.IdempotencyKeyReused: (422, "Idempotency-Key reused"),
     errors.RateLimited: (429, "Too many requests"),
+    errors.NothingToNudge: (409, "Nobody to nudge"),
+    errors.NudgesOff: (409, "Nudges off"),
+    errors.NudgeTooSoon: (429, "Nudged lately"),
+    errors.NotAbsent: (409, "Seat not absent"),
+    errors.NotAVoter: (403, "Not a voter"),
 }
 
 BEARER_CHALLENGE = 'Bearer realm="dos"'  # WWW-Authenticate of every 401 (RFC 6750)

@@ -330,8 +330,18 @@ class NotificationsIn(Schema):
     time_zone = TimeZone()
     language = Language()
     reminders = Reminders()
+    nudges = StrictBoolean(metadata={"description": "whether other players may nudge this "
+                                     "seat (at most once a day each)"})
 
 
 class VacationIn(Schema):
     days = StrictInteger(required=True, validate=validate.Range(min=0, max=60),
                          metadata={"description": "days away; 0 ends a vacation now"})
+
+
+class VoteIn(Schema):
+    seat = StrictInteger(required=True, validate=validate.Range(min=0, max=1000),
+                         metadata={"description": "the absent seat voted on"})
+    choice = ma.fields.String(required=True, validate=validate.OneOf(["bot", "end"]),
+                              metadata={"description": "bot: a bot plays the seat to the end; "
+                                        "end: the game ends now with the scores as they stand"})

@@ -143,7 +143,7 @@ def test_a_seat_handed_to_a_bot_plays_at_once_when_it_is_its_turn(
     after = stored_state(app, game_id)
     assert after.current != absent or after.turn_no > before.turn_no
     rows = history(app, game_id)
-    handed = next(row for row in rows if row.kind == "handed_to_bot")
+    handed = next(row for row in rows if row.kind == "seat_handed_to_bot")
     assert (handed.seat, handed.data) == (absent, {"bot": "greedy", "by": "operator"})
     assert any(row.kind == "action" and row.seat == absent and row.seq > handed.seq
                for row in rows)

@@ -48,11 +48,13 @@ def _email(value: str | None) -> str | None:
               help=N_("When to remind you of your turn, e.g. 50%,80%,1h: a share of its "
                       "time, or hours (h) or minutes (m) before its deadline; off: never; "
                       "default: the server's (80%)."))
+@click.option("--nudges", type=click.Choice(["on", "off"]),
+              help=N_("Whether the other players may nudge you (once a day each)."))
 @pass_settings
 def notify(settings: Settings, game: str | None, email: str | None, no_email: bool,
            webhook: str | None, no_webhook: bool, events: Sequence[str],
            all_events: bool, digest: bool | None, time_zone: str | None,
-           language: str | None, reminders: str | None) -> None:
+           language: str | None, reminders: str | None, nudges: str | None = None) -> None:
     saved = settings.saved_game(game)
     seat = saved.seat()
     changes: dict[str, Any] = {}
@@ -81,6 +83,8 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
         changes["language"] = language or None
     if reminders is not None:
         changes["reminders"] = _reminders(reminders)
+    if nudges is not None:
+        changes["nudges"] = nudges == "on"
     result = saved.api.set_notifications(saved.game_id, seat, changes)  # {}: only reads
     none = _("none")
     events_on = "; ".join(f"{channel}: {', '.join(names) or none}"
@@ -95,6 +99,9 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
     if "reminders" in result:  # a server from before reminders per seat does not say
         lines.append(_("Reminders: {reminders}.").format(
             reminders=", ".join(result["reminders"] or []) or _("off")))
+    if "nudges" in result:
+        lines.append(_("Nudges from the other players: {state}.").format(
+            state=_("on") if result["nudges"] else _("off")))
     if not changes:
         lines.append(_("Change them with `{command} notify --email ADDRESS`, --webhook URL, "
                        "--event CHANNEL:EVENT, --digest (see --help).").format(

@@ -19,8 +19,20 @@ from dos_server.schemas import (
     NotificationsIn,
     OrdersIn,
     VacationIn,
+    VoteIn,
 )
-from dos_server.services import access, attention, lobby, notify, play, read, standing, watch
+from dos_server.services import (
+    abandon,
+    access,
+    attention,
+    lobby,
+    notify,
+    nudge,
+    play,
+    read,
+    standing,
+    watch,
+)
 from dos_server.web.pages import mailed as pages  # a browser opening the link gets the page
 
 blp = Blueprint("games", __name__, url_prefix="/api/games",
@@ -263,7 +275,8 @@ class Notifications(MethodView):
                                          body.get("webhook_url"), body.get("events"),
                                          set(body), body.get("digest"),
                                          body.get("time_zone"), body.get("language"),
-                                         reminders=body.get("reminders"))
+                                         reminders=body.get("reminders"),
+                                         nudges=body.get("nudges"))
 
 
 @blp.route("/<game_id>/seats/<int:seat>/orders")
@@ -301,6 +314,47 @@ class Vacation(MethodView):
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Pause your clock for some days (the game's allowance per year)."""
         return lobby.start_vacation(game_id, _bearer(), body["days"])
+
+
+@blp.route("/<game_id>/nudge")
+class Nudge(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not a player")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="your own turn or a bot's, nudges off, resigned, or "
+                      "the game is not in play")
+    @blp.alt_response(429, description="you nudged in this game less than a day ago: "
+                      "next_allowed_at and Retry-After say when you may again")
+    def post(self, game_id: str) -> dict[str, Any]:
+        """Nudge the player whose turn it is: they get one email and webhook saying who is
+        waiting and since when. At most once a day per player per game."""
+        return nudge.nudge(game_id, _bearer())
+
+
+@blp.route("/<game_id>/votes")
+class Votes(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not a player")
+    @blp.alt_response(404, description="no such game")
+    def get(self, game_id: str) -> dict[str, Any]:
+        """The absent seats and the votes on each (the players still playing vote)."""
+        return abandon.standing(game_id, _bearer())
+
+    @blp.arguments(VoteIn)
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not a player still playing, your own seat, or no "
+                      "such seat")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="the seat is not absent, or the game is not in play")
+    @blp.alt_response(422, description="invalid seat or choice")
+    def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
+        """Vote on an absent seat: ``bot`` hands it to a bot for the rest of the game, ``end``
+        ends the game now with the scores as they stand. A strict majority of the players
+        still playing (the absent one aside) decides at once (``decided``)."""
+        return abandon.vote(game_id, _bearer(), body["seat"], body["choice"])
 
 
 unsubscribe_blp = Blueprint("unsubscribe", __name__, url_prefix="/api/unsubscribe",

@@ -147,7 +147,7 @@ def hand_seat_to_bot(game_id: str, index: int, bot: str) -> GameRow:
             raise AdminRefused(f"seat {index} is played by the {seat.bot} bot already")
         seat.bot = bot
         game.version += 1
-        rows = [play.append_event(game, index, "handed_to_bot", {"bot": bot, "by": OPERATOR})]
+        rows = [play.append_event(game, index, "seat_handed_to_bot", {"bot": bot, "by": OPERATOR})]
         state = engine_state(game)
         play.after_move(game, state, play.TurnMark.of(state), rows, in_worker=True)
         return game

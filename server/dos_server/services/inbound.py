@@ -41,7 +41,7 @@ from sqlalchemy.exc import IntegrityError
 from dos_engine import Game
 from dos_engine.errors import DosError, InvalidActionError
 from dos_engine.wording import describe
-from dos_server import i18n, mailtext, metrics, tokens
+from dos_server import i18n, mailtext, metrics, timefmt, tokens
 from dos_server.database import write_transaction
 from dos_server.errors import (
     AmbiguousAction,
@@ -53,7 +53,19 @@ from dos_server.errors import (
 from dos_server.extensions import db
 from dos_server.mailtext import body_text, command_lines, html_to_text
 from dos_server.models import GameRow, IdentityRow, InboundMessageRow, SeatRow, utcnow
-from dos_server.services import access, archive, attention, lobby, notify, orders, play, read, standing
+from dos_server.services import (
+    abandon,
+    access,
+    archive,
+    attention,
+    lobby,
+    notify,
+    nudge,
+    orders,
+    play,
+    read,
+    standing,
+)
 from dos_server.validation import email_key
 
 log = logging.getLogger("dos_server.inbound")
@@ -62,6 +74,7 @@ T = TypeVar("T")
 
 KEYWORDS = ("show", "moves", "history", "resign", "help", "join")
 HISTORY_EVENTS = 30
+SEAT_KEYWORDS = ("nudge", "nudges", "vote")  # commands with words after them
 
 def help_lines() -> list[str]:
     """How to play by email, in the current language (the commands stay as typed)."""
@@ -77,6 +90,11 @@ def help_lines() -> list[str]:
         "  resign            " + _("give up your seat (the random bot plays it on)"),
         "  orders draw on    " + _("standing orders the server plays for you (draw, only, "
                                    "dos, catch; on or off; orders alone lists them)"),
+        "  nudge             " + _("tell the player to move that you are waiting (once "
+                                   "a day)"),
+        "  nudges off|on     " + _("stop or allow other players' nudges"),
+        "  vote 2 bot|end    " + _("on an absent seat (2): a bot plays it, or the game ends "
+                                   "now"),
         "  join              " + _("take your seat, in answer to an invitation"),
         "  remind 50% 1h     " + _("when to remind you of your turn: a share of its time, or "
                                    "hours (h) or minutes (m) before its deadline; remind off: "
@@ -526,6 +544,8 @@ def _run(incoming: Incoming, shown: int, game: GameRow,
             _("You have joined; you will get an email when it is your turn.") if seat.claimed
             else _("Reply to the invitation with the word join to take your seat."),
         ])
+    if first.split(" ")[0] in SEAT_KEYWORDS:
+        return _seat_command(first, game, seat)
     if first in ("show", "moves"):
         return first, [_("Here is the game as it stands now.")], game, seat
     if first == "history":
@@ -599,6 +619,62 @@ def _remind(game: GameRow, seat: SeatRow,
     return "reminders", [told], game, seat
 
 
+def _seat_command(first: str, game: GameRow,
+                  seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
+    """``nudge``, ``nudges off``/``nudges on`` and ``vote N bot|end`` (N: a seat's number or
+    name)."""
+    words = first.split()
+    try:
+        if words == ["nudge"]:
+            done = nudge.nudge_seat(game, seat.index)
+            allowed = timefmt.when(timefmt.parse(done["next_allowed_at"]) or utcnow(),
+                                   notify.reader_zone(seat))
+            return "nudged", [_("You nudged %(name)s: they get an email saying you are "
+                                "waiting. Your next nudge in this game is allowed at "
+                                "%(when)s.", name=_named(game, done["nudged"]),
+                                when=allowed)], game, seat
+        if words in (["nudges", "off"], ["nudges", "on"]):
+            seat.nudges_off = words[1] == "off"
+            return "nudges", [_("Other players can no longer nudge you in this game.")
+                              if seat.nudges_off else
+                              _("Other players can nudge you again in this game.")], game, seat
+        if len(words) >= 3 and words[0] == "vote" and words[-1] in abandon.CHOICES:
+            target = _seat_named(game, " ".join(words[1:-1]))
+            if target is not None:
+                tally = abandon.vote_seat(game, seat.index, target, words[-1])
+                return "voted", _vote_lines(game, tally), game, seat
+    except DomainError as error:
+        raise Refusal(error.kind, [_("Nothing was changed: %(reason)s", reason=error.detail)],
+                      show=True) from None
+    raise Refusal("invalid-command", [
+        _("Nothing was changed: write nudge, nudges off, nudges on, or vote with a seat's "
+          "number or name and bot or end (like: vote 2 bot)."), "", *help_lines()], show=True)
+
+
+def _seat_named(game: GameRow, said: str) -> int | None:
+    """The seat a vote names: its number, or its player's name (any case)."""
+    if said.isdigit() and len(said) < 4:
+        return int(said)
+    return next((s.index for s in game.seats if s.name and s.name.lower() == said), None)
+
+
+def _named(game: GameRow, index: int) -> str:
+    seat = _seat_of(game, index)
+    return (seat.name if seat is not None and seat.name
+            else _("seat %(number)s", number=index))
+
+
+def _vote_lines(game: GameRow, tally: dict[str, Any]) -> list[str]:
+    name = _named(game, tally["seat"])
+    if tally["decided"] == "bot":
+        return [_("Decided: a bot plays %(name)s's seat from now on.", name=name)]
+    if tally["decided"] == "end":
+        return [_("Decided: the game is over, with the scores as they stand.")]
+    return [_("Your vote on %(name)s's seat is in: %(bot)s for a bot, %(end)s to end the "
+              "game; %(needed)s of the same make a decision.", name=name, bot=tally["bot"],
+              end=tally["end"], needed=tally["needed"])]
+
+
 def _join(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
     """Take the seat an invitation was sent for: playing by email needs no other step."""
     if game.status in ("finished", "cancelled"):
@@ -628,8 +704,8 @@ def _from_first_command(game: GameRow, seat: int, lines: list[str]) -> list[str]
     state = access.engine_state(game) if game.state is not None else None
     for index, line in enumerate(lines):
         word = line.strip().rstrip(".!").strip().lower()
-        if (word in KEYWORDS or word.split(" ", 1)[0] in ("orders", "remind")
-                or mailtext.move_number(word) is not None):
+        if (word in KEYWORDS or mailtext.move_number(word) is not None
+                or word.split(" ", 1)[0] in ("orders", "remind", *SEAT_KEYWORDS)):
             return lines[index:]
         if state is None:
             continue

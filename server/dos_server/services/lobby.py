@@ -401,7 +401,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
                       fields: set[str], digest: bool | None = None,
                       time_zone: str | None = None, language: str | None = None,
                       fill_only: bool = False,
-                      reminders: list[str] | None = None) -> dict[str, Any]:
+                      reminders: list[str] | None = None,
+                      nudges: bool | None = None) -> dict[str, Any]:
     """Change a seat's channels and the events each receives, its time zone and language
     (host or the seat itself; ``time_zone`` and ``language`` checked by the caller).
     ``fill_only``: the zone and language only where the seat has none (a browser's, the first
@@ -445,6 +446,8 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             seat.language = language
         if "reminders" in fields:  # checked by the caller (attention.parse_reminders)
             seat.reminders = reminders
+        if nudges is not None:
+            seat.nudges_off = not nudges
         hidden = not own_seat and seat.claimed  # a seat's address is its player's business
         return {
             "seat": seat.index,
@@ -461,6 +464,7 @@ def set_notifications(game_id: str, bearer: str | None, index: int, email: str |
             "time_zone": seat.time_zone,  # None: UTC
             "language": seat.language,  # None: en
             "reminders": attention.reminders_of(seat),
+            "nudges": not seat.nudges_off,
             "webhook_secret": secret_shown,  # shown once, when the URL is set
         }
 

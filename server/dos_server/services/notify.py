@@ -34,7 +34,8 @@ EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_ov
 CHANNELS = ("email", "webhook")
 DIGESTED = ("your_turn", "reminder")  # what digest mode gathers into one daily email
 # Not choosable: sent whenever the seat has the channel (the other channel, a new address).
-ALWAYS = ("undeliverable", "new_address")
+# A nudge (the seat's own switch: SeatRow.nudges_off) and the vote on an absent seat too.
+ALWAYS = ("undeliverable", "new_address", "nudge", "abandoned")
 SINCE_LIMIT = 40  # "since your last turn" tells at most this many events
 
 # Seats (public ids) that get their new turn inside another email of this moment (the answer

@@ -145,17 +145,28 @@ def _end_without_people(game: GameRow, state: Game) -> list[EventRow]:
     Bots do not play a whole game out inside one request (with a high target that held the
     game's lock for many seconds). The record holds the actions played, and replays to here.
     """
+    return [_ended(game, state, "no person is left playing")]
+
+
+def end_now(game: GameRow, state: Game, reason: str, data: dict[str, Any]) -> None:
+    """End the locked ``game`` now with the scores as they stand (``reason`` and ``data`` go in
+    its ``game_ended`` row); everyone is told the game is over. The caller bumped the version."""
+    write_history([_ended(game, state, reason, data)])
+
+
+def _ended(game: GameRow, state: Game, reason: str,
+           data: dict[str, Any] | None = None) -> EventRow:
     game.state = state.to_dict()
     game.status = "finished"
     game.turn_deadline = None
     game.turn_started_at = None
     scores = list(state.scores)
-    row = append_event(game, None, "game_ended",
-                       {"reason": "no person is left playing", "scores": scores})
+    row = append_event(game, None, "game_ended", {**(data or {}), "reason": reason,
+                                                   "scores": scores})
     people = [seat for seat in game.seats if not seat.bot]
     notify.enqueue(game, "game_over", people, state,
-                   {"winner": None, "scores": scores, "reason": "no person is left playing"})
-    return [row]
+                   {"winner": None, "scores": scores, "reason": reason})
+    return row
 
 
 def searching_bot(seat: SeatRow) -> bool:
@@ -387,10 +398,18 @@ def apply_turn(
         raise _rule_error(error) from None
     attention.moved(seat_of(game, seat))
     rows = [append_action(game, seat, action.text()) for action in parsed]
+    _moved_in_person(game, seat)
     metrics.count_actions(rows)
     rows = after_move(game, state, before, rows + append_events(game, events))
     db.session.flush()
     return Turn(game, state, Viewer(seat=seat), tuple(parsed), tuple(rows))
+
+
+def _moved_in_person(game: GameRow, index: int) -> None:
+    """The seat's person moved: its timeouts in a row (services/abandon.py) start again."""
+    seat = seat_of(game, index)
+    if seat.timeouts:
+        seat.timeouts = 0
 
 
 def _numbered(state: Game, seat: int, number: int) -> Action:
@@ -455,7 +474,8 @@ def play_waiting_bots(game: GameRow, now: datetime) -> bool:
 def apply_timeout(game: GameRow, now: datetime) -> None:
     """The current turn's time is up: the game's timeout policy plays it (locked ``game``).
 
-    The seat may be forfeited (resigned) after ``forfeit_after`` timeouts.
+    The seat may be forfeited (resigned) after ``forfeit_after`` timeouts in a row (its
+    person's own move starts the count again).
     """
     state = engine_state(game)
     before = TurnMark.of(state)
@@ -487,6 +507,7 @@ __all__ = [
     "apply_timeout",
     "apply_turn",
     "deal",
+    "end_now",
     "play_waiting_bots",
     "resign",
     "resign_seat",

@@ -34,6 +34,7 @@ from dos_server.services.access import (
     seat_token,
 )
 from dos_server.services.archive import HistoryEvent
+from dos_server.services.nudge import NUDGE_EVERY
 from dos_server.services.words import _
 from dos_server.services.words import language as reader_language
 
@@ -321,6 +322,9 @@ def seat_settings_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:
         "time_zone": seat.time_zone,  # None: UTC
         "language": seat.language,  # None: en
         "reminders": attention.reminders_of(seat),  # when its turn is reminded
+        "nudges": not seat.nudges_off,
+        "next_nudge_at": seat.last_nudged_at and (as_utc(seat.last_nudged_at)
+                                                  + NUDGE_EVERY).isoformat(),
         "resigned": seat.resigned,
         "vacation_until": seat.vacation_until.isoformat()
         if seat.vacation_until and as_utc(seat.vacation_until) > now else None,

@@ -129,6 +129,19 @@ def build_game(payload: Payload, facts: Facts) -> Letter:
     return Letter(game_context(payload), game_headers(payload))
 
 
+def build_nudge(payload: Payload, facts: Facts) -> Letter:
+    """A nudge: one seat's game, and since when the player who nudged has been waiting."""
+    context = game_context(payload)
+    data = context["data"]
+    context["waiting_since"] = when(data.get("waiting_since"), payload.get("time_zone"))
+    context["by_name"] = data.get("by_name") or _seat_name(context["names"], data.get("by"))
+    return Letter(context, game_headers(payload))
+
+
+def _seat_name(names: list[str], seat: Any) -> str:
+    return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "?"
+
+
 def build_mail_reply(payload: Payload, facts: Facts) -> Letter:
     """The answer to a player's emailed move, in the sender's thread: what was applied or what
     was wrong and, when the sender is a seat's player, the table and the moves."""
@@ -183,6 +196,8 @@ def build_confirm_email(payload: Payload, facts: Facts) -> Letter:
 KINDS: dict[str, Builder] = {
     **dict.fromkeys(("your_turn", "reminder", "timed_out", "caught", "round_over",
                      "game_over", "invited", "new_address", "undeliverable"), build_game),
+    "abandoned": build_game,
+    "nudge": build_nudge,
     "mail_reply": build_mail_reply,
     "digest": build_digest,
     "login_code": build_login_code,

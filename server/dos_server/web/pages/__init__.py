@@ -6,7 +6,8 @@ record, the live-update long-poll), ``settings`` (the seat's settings), ``mailed
 an email's link opens besides the table), ``emailed_move`` (a your-turn email's move, in
 two taps), ``install`` (the web app manifest, for a phone's home screen), ``zone`` (the
 browser's time zone, filling a seat's or an identity's the first time), ``rules`` (the
-players' rules, in the reader's language).
+players' rules, in the reader's language), ``waiting`` (nudging the player to move, votes on an
+absent player's seat).
 """
 
 from dos_server.web.pages import (
@@ -20,8 +21,9 @@ from dos_server.web.pages import (
     rules,
     settings,
     table,
+    waiting,
     zone,
 )
 
 __all__ = ["emailed_move", "home", "host", "install", "join", "mailed", "me", "rules", "settings",
-           "table", "zone"]
+           "table", "waiting", "zone"]

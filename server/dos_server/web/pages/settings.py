@@ -74,13 +74,15 @@ def notifications(game_id: str) -> Page:
     for field in ("time_zone", "language"):  # a form from before these fields keeps them
         if field in request.form:
             payload[field] = request.form[field].strip() or None
+    if "nudges_shown" in request.form:  # a form from before the checkbox keeps the setting
+        payload["nudges"] = "nudges" in request.form
     if email != current["email"] or current["email_unsubscribed"]:
         payload["email"] = email
     if webhook != current["webhook_url"]:
         payload["webhook_url"] = webhook
     typed: dict[str, Any] = {"email": email, "webhook_url": webhook, "events": events,
                              "digest": payload["digest"]}
-    typed.update({f: payload[f] for f in ("time_zone", "language") if f in payload})
+    typed.update({f: payload[f] for f in ("time_zone", "language", "nudges") if f in payload})
     if "reminders" in request.form:  # "50%, 1h": the schema checks each
         typed["reminders"] = request.form["reminders"][:80]
         payload["reminders"] = typed["reminders"].replace(",", " ").split()
@@ -100,7 +102,8 @@ def notifications(game_id: str) -> Page:
                                          loaded.get("webhook_url"), loaded.get("events"),
                                          set(loaded), loaded.get("digest"),
                                          loaded.get("time_zone"), loaded.get("language"),
-                                         reminders=loaded.get("reminders"))
+                                         reminders=loaded.get("reminders"),
+                                         nudges=loaded.get("nudges"))
     except DomainError as error:
         problem = problem_of(error)
         if problem.status != 422:
