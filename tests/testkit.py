@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -284,6 +285,24 @@ def race(count: int, send: Callable[[int], requests.Response]) -> list[requests.
 # -- processes -------------------------------------------------------------------------------
 
 BIN = Path(sys.executable).parent  # the venv's gunicorn and flask
+
+
+def run_worker(app: Flask, clock: Callable[[], datetime] | None = None, passes: int = 1) -> int:
+    """Up to ``passes`` worker passes in-process on ``clock`` (default: the real one), as the
+    worker process runs them; stops early when one delivers nothing."""
+    from dos_server import worker
+
+    total = 0
+    with app.app_context():
+        try:
+            for _ in range(passes):
+                delivered = worker.run_once(clock) if clock is not None else worker.run_once()
+                total += delivered
+                if not delivered:
+                    break
+        finally:
+            db.session.remove()
+    return total
 
 
 def wait_for(check: Callable[[], bool], timeout: float, what: str,

@@ -10,10 +10,9 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from dos_server import worker
 from dos_server.extensions import db
 from dos_server.models import GameRow
-from testkit import SmtpSink
+from testkit import SmtpSink, run_worker
 
 CODE = re.compile(r": (\d{4}) (\d{4})\b")  # "Your code: 1234 5678", in any language
 LINK = re.compile(r"(https?://\S+/account/signin/\S+)")
@@ -26,17 +25,7 @@ def auth(token: str) -> dict[str, str]:
 
 def deliver(app: Flask, passes: int = 5) -> int:
     """Worker passes in-process, as the worker process would run them."""
-    total = 0
-    with app.app_context():
-        try:
-            for _ in range(passes):
-                done = worker.run_once()
-                total += done
-                if not done:
-                    break
-        finally:
-            db.session.remove()
-    return total
+    return run_worker(app, passes=passes)
 
 
 def text_of(message: EmailMessage) -> str:

@@ -16,7 +16,6 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
-from dos_server import worker
 from dos_server.extensions import db
 from dos_server.models import DeliveryAttemptRow, NotificationRow
 from testkit import PYTHONPATH, SECRET, start_by_host
@@ -25,6 +24,7 @@ from testkit import PYTHONPATH, SECRET, start_by_host
 from testkit import Received as Received
 from testkit import Receiver as Receiver
 from testkit import Reply as Reply
+from testkit import run_worker as testkit_run_worker
 from testkit import stop_process as stop_process
 from testkit import verify as verify
 from testkit import wait_for as wait_for
@@ -59,17 +59,7 @@ def real_clock() -> datetime:
 
 def run_worker(app: Flask, clock: Callable[[], datetime] = real_clock, passes: int = 1) -> int:
     """``passes`` worker passes in-process (stops early when one delivers nothing)."""
-    total = 0
-    with app.app_context():
-        try:
-            for _ in range(passes):
-                delivered = worker.run_once(clock)
-                total += delivered
-                if not delivered:
-                    break
-        finally:
-            db.session.remove()
-    return total
+    return testkit_run_worker(app, clock, passes)
 
 
 def rows(app: Flask, **where: Any) -> list[NotificationRow]:

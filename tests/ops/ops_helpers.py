@@ -11,8 +11,7 @@ from typing import Any, Protocol
 
 from flask import Flask
 
-from dos_server import worker
-from dos_server.extensions import db
+import testkit
 from testkit import SmtpSink
 
 CODE = re.compile(r": (\d{4}) (\d{4})\b")  # "Your code: 1234 5678", in any language
@@ -40,17 +39,7 @@ class Clock:
 
 def run_worker(app: Flask, clock: Callable[[], datetime], passes: int = 5) -> int:
     """Worker passes in-process on ``clock`` (as the worker process runs them)."""
-    total = 0
-    with app.app_context():
-        try:
-            for _ in range(passes):
-                done = worker.run_once(clock)
-                total += done
-                if not done:
-                    break
-        finally:
-            db.session.remove()
-    return total
+    return testkit.run_worker(app, clock, passes)
 
 
 def auth(token: str) -> dict[str, str]:

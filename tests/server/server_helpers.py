@@ -57,6 +57,25 @@ def started_game(client: FlaskClient) -> tuple[str, str, dict[int, str]]:
     return created["id"], created["host_token"], seats
 
 
+def joined_game(client: FlaskClient, names: list[str],
+                **extra: Any) -> tuple[str, dict[int, str]]:
+    """A game of these people (each with an address at example.org), every seat joined, so it
+    has started: its id and each seat's player token. ``extra``: more of the creation's body."""
+    created = create_game(client, {"seats": [{"name": name, "email": f"{name}@example.org"}
+                                             for name in names], **extra})
+    tokens = {}
+    for invite in created["invites"]:
+        joined = join(client, created["id"], invite=invite["invite"])
+        tokens[joined["seat"]] = joined["player_token"]
+    return created["id"], tokens
+
+
+def create_game(client: FlaskClient, body: dict[str, Any]) -> dict[str, Any]:
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    return dict(response.get_json())
+
+
 def stored_state(app: Flask, game_id: str) -> Game:
     with app.app_context():
         row = db.session.get(GameRow, game_id)

@@ -15,7 +15,7 @@ import requests
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
-from server_helpers import assert_problem, auth, join
+from server_helpers import assert_problem, auth, joined_game
 
 from dos_engine.wording import describe
 from dos_server import create_app, worker
@@ -28,14 +28,7 @@ NAMES = ["ann", "bob", "cid"]
 
 
 def _game(client: FlaskClient, people: int = 3) -> tuple[str, dict[int, str]]:
-    created = client.post("/api/games", json={"seats": [
-        {"name": name, "email": f"{name}@example.org"} for name in NAMES[:people]],
-        "turn_time_limit": 3600}).get_json()
-    tokens = {}
-    for invite in created["invites"]:
-        joined = join(client, created["id"], invite=invite["invite"])
-        tokens[joined["seat"]] = joined["player_token"]
-    return created["id"], tokens
+    return joined_game(client, NAMES[:people], turn_time_limit=3600)
 
 
 def _body(client: FlaskClient, game_id: str, token: str) -> dict[str, Any]:

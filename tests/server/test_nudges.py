@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
-from server_helpers import assert_problem, auth, join
+from server_helpers import assert_problem, auth, join, joined_game
 
 from dos_server import worker
 from dos_server.extensions import db
@@ -30,15 +30,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 def _game(client: FlaskClient, people: int = 2) -> tuple[str, dict[int, str]]:
-    names = ["ann", "bob", "cid"][:people]
-    created = client.post("/api/games", json={"seats": [
-        {"name": name, "email": f"{name}@example.org"} for name in names],
-        "turn_time_limit": 86400}).get_json()
-    tokens = {}
-    for invite in created["invites"]:
-        joined = join(client, created["id"], invite=invite["invite"])
-        tokens[joined["seat"]] = joined["player_token"]
-    return created["id"], tokens
+    return joined_game(client, ["ann", "bob", "cid"][:people], turn_time_limit=86400)
 
 
 def _current(client: FlaskClient, game_id: str, token: str) -> dict[str, Any]:
