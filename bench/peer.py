@@ -26,9 +26,11 @@ latency is a lower bound of its request-to-stored time. Both counts of moves are
 in PostgreSQL after the phase (ours: history rows of kind ``action``; theirs: the sum of the
 counters), read once the count stops moving. Server CPU is the server processes' (gunicorn's
 master and workers; the Node servers) and the PostgreSQL backends of that server's database,
-from /proc, per 1,000 stored moves. Memory: the servers' resident set (RSS) with 1,000 idle
-waiting clients (ours: long-polls on ``GET /api/games/<id>/events?after=<newest>&wait=60``;
-theirs: connected socket clients), and without.
+from /proc (read every 50 ms, so that backends that exit during a phase count too), per 1,000
+stored moves; a phase also prints the connections to that database that ended during it.
+Memory: the servers' resident set (RSS) with 1,000 idle waiting clients (ours: long-polls on
+``GET /api/games/<id>/events?after=<newest>&wait=60``; theirs: connected socket clients), and
+without.
 
 Figures go to ``bench/results/peer.json`` (git-ignored).
 """
@@ -46,6 +48,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -136,9 +139,35 @@ class Served:
                     backends.append(pid)
         return own, backends
 
-    def cpu(self) -> float:
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of each server process and backend, by pid."""
         own, backends = self.processes()
-        return sum((_stat(pid) or (0, 0.0))[1] for pid in own + backends)
+        return {pid: (_stat(pid) or (0, 0.0))[1] for pid in own + backends}
+
+
+class CpuMeter:
+    """The CPU a server and its backends use between start and stop. /proc is read every
+    ``every`` seconds, so that a PostgreSQL backend that exits in between (a connection a pool
+    opens and closes) still counts, up to its last reading."""
+
+    def __init__(self, served: Served, every: float = 0.05) -> None:
+        self.served = served
+        self.every = every
+        self.start = served.cpu()
+        self.last = dict(self.start)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.done.wait(self.every):
+            self.last.update(self.served.cpu())
+
+    def stop(self) -> float:
+        self.done.set()
+        self.thread.join()
+        self.last.update(self.served.cpu())
+        return sum(value - self.start.get(pid, 0.0) for pid, value in self.last.items())
 
     def rss(self) -> int:
         return sum(_rss(pid) for pid in self.processes()[0])
@@ -165,20 +194,26 @@ STORED = {
 }
 
 
-def stored_moves(url: str, server: str) -> int:
+def sessions(conn: Any) -> int:
+    """Connections to the database that have ended so far (``pg_stat_database.sessions``,
+    PostgreSQL 14 and later). A backend that exits between two CPU readings takes its CPU out
+    of /proc: new connections during a phase mean its server CPU is under-counted."""
+    row = conn.execute("SELECT sessions FROM pg_stat_database WHERE datname = "
+                       "current_database()").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def stored_moves(conn: Any, server: str) -> int:
     """Moves found in PostgreSQL; read again until it stops moving (boardgame.io writes after
     it acknowledges)."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        last = -1
-        while True:
-            row = conn.execute(STORED[server]).fetchone()
-            count = int(row[0]) if row else 0
-            if count == last:
-                return count
-            last = count
-            time.sleep(0.2)
+    last = -1
+    while True:
+        row = conn.execute(STORED[server]).fetchone()
+        count = int(row[0]) if row else 0
+        if count == last:
+            return count
+        last = count
+        time.sleep(0.2)
 
 
 @contextlib.contextmanager
@@ -271,7 +306,10 @@ class Phase:
     client_cpu: float
     resent: int
     errors: dict[str, int]
-    latencies_ms: list[float] = field(repr=False)
+    latencies_ms: list[float] = field(repr=False)  # request to acknowledgement
+    stored_ms: list[float] = field(repr=False)  # request to stored (ours: the same)
+    unstored: int = 0  # boardgame.io: acknowledged moves whose write it never noted
+    sessions: int = 0  # PostgreSQL connections closed during the phase (opened and closed)
 
     @property
     def per_second(self) -> float:
@@ -284,19 +322,27 @@ def phase(node_dir: Path, served: Served, url: str, kind: str, processes: int, n
     load = Load(node_dir, {"target": served.name, "ports": served.ports, "matches": matches,
                            "seconds": settings.seconds,
                            "rate": settings.rate if kind == "rate" else 0, "idle": 0})
+    import psycopg
+
     try:
         load.line("ready")
-        before = stored_moves(url, served.name)
-        cpu = served.cpu()
+        probe = psycopg.connect(url, autocommit=True)  # one connection, opened before
+        opened = sessions(probe)
+        before = stored_moves(probe, served.name)
+        meter = CpuMeter(served)
         load.say("go")
         result = load.line("result")
-        after = stored_moves(url, served.name)  # boardgame.io's last writes land first
-        cpu = served.cpu() - cpu
+        after = stored_moves(probe, served.name)  # boardgame.io's last writes land first
+        cpu = meter.stop()
+        opened = sessions(probe) - opened
+        probe.close()
     finally:
         load.close()
     return Phase(served.name, kind, processes, number, after - before, result["acked"],
                  result["elapsed"], cpu, result["client_cpu"], result["resent"],
-                 result["errors"], result["latencies"])
+                 result["errors"], result["latencies"],
+                 result.get("stored_latencies", result["latencies"]) if served.name == "bgio"
+                 else result["latencies"], result.get("unstored", 0), opened)
 
 
 def idle_memory(node_dir: Path, served: Served, count: int) -> dict[str, Any]:
@@ -355,10 +401,13 @@ def run_processes(node_dir: Path, tmp: Path, admin_url: str, processes: int,
                         print(f"  round {number + 1} {kind:4} {server:4}: "
                               f"{done.per_second:7.1f} stored moves/s "
                               f"({done.stored} stored, {done.acked} acknowledged), "
-                              f"p50 {percentile(done.latencies_ms, 0.5):6.1f} ms, "
-                              f"p99 {percentile(done.latencies_ms, 0.99):6.1f} ms, "
-                              f"CPU {done.server_cpu * 1000 / max(1, done.stored) * 1000:6.0f} ms"
+                              f"to stored p50 {percentile(done.stored_ms, 0.5):6.1f} ms, "
+                              f"p99 {percentile(done.stored_ms, 0.99):6.1f} ms, "
+                              f"ack p50 {percentile(done.latencies_ms, 0.5):6.1f} ms, "
+                              f"CPU {done.server_cpu * 1000 / max(1, done.stored):5.2f} s"
                               f"/1,000{', resent ' + str(done.resent) if done.resent else ''}"
+                              f"{', unstored ' + str(done.unstored) if done.unstored else ''}"
+                              f"{', new connections ' + str(done.sessions) if done.sessions else ''}"
                               f"{', errors ' + str(done.errors) if done.errors else ''}",
                               flush=True)
             for server in SERVERS:
@@ -379,33 +428,40 @@ def summary(phases: list[Phase], memory: list[dict[str, Any]],
     out: dict[str, Any] = {}
     print("\n== pooled over the rounds; ratios are ours / boardgame.io's "
           "(aims: moves/s >= 1.0, the others <= 1.0)")
-    print(f"{'':22}{'server':>7} {'moves/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU s/1k':>9}")
+    print("(p50/p99: request to stored move; ack: request to acknowledgement)")
+    print(f"{'':22}{'server':>7} {'moves/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU s/1k':>9}"
+          f" {'ack p50':>8} {'ack p99':>8}")
     for processes in settings.processes:
         for kind in KINDS:
             figures: dict[str, dict[str, float]] = {}
             for server in SERVERS:
                 mine = [p for p in phases if p.server == server and p.kind == kind
                         and p.processes == processes]
-                latencies = [x for p in mine for x in p.latencies_ms]
+                latencies = [x for p in mine for x in p.stored_ms]
+                acks = [x for p in mine for x in p.latencies_ms]
                 stored = sum(p.stored for p in mine)
                 figures[server] = {
                     "moves_per_second": stored / max(1e-9, sum(p.seconds for p in mine)),
                     "p50_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99),
+                    "ack_p50_ms": percentile(acks, 0.5), "ack_p99_ms": percentile(acks, 0.99),
                     "cpu_seconds_per_1000": sum(p.server_cpu for p in mine) * 1000 / max(1, stored),
                     "stored": stored, "acknowledged": sum(p.acked for p in mine),
                 }
             ratios = {key: (figures["dos"][key] / figures["bgio"][key]
                             if figures["bgio"][key] else float("nan"))
-                      for key in ("moves_per_second", "p50_ms", "p99_ms", "cpu_seconds_per_1000")}
+                      for key in ("moves_per_second", "p50_ms", "p99_ms", "cpu_seconds_per_1000",
+                                  "ack_p50_ms", "ack_p99_ms")}
             label = {"c8": "8 matches", "c64": "64 matches",
                      "rate": f"{settings.rate_matches} x {settings.rate:g}/s"}[kind]
             for server in SERVERS:
                 f = figures[server]
                 print(f"{processes} proc, {label:14}{server:>7} {f['moves_per_second']:9.1f} "
-                      f"{f['p50_ms']:8.1f} {f['p99_ms']:8.1f} {f['cpu_seconds_per_1000']:9.2f}")
+                      f"{f['p50_ms']:8.1f} {f['p99_ms']:8.1f} {f['cpu_seconds_per_1000']:9.2f} "
+                      f"{f['ack_p50_ms']:8.1f} {f['ack_p99_ms']:8.1f}")
             print(f"{'':22}{'ratio':>7} {ratios['moves_per_second']:8.2f}x "
                   f"{ratios['p50_ms']:7.2f}x {ratios['p99_ms']:7.2f}x "
-                  f"{ratios['cpu_seconds_per_1000']:8.2f}x")
+                  f"{ratios['cpu_seconds_per_1000']:8.2f}x {ratios['ack_p50_ms']:7.2f}x "
+                  f"{ratios['ack_p99_ms']:7.2f}x")
             out[f"{processes}/{kind}"] = {"figures": figures, "ratios": ratios}
         mem = {m["server"]: m for m in memory if m["processes"] == processes}
         if set(mem) == set(SERVERS):
@@ -459,8 +515,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip(),
         "settings": asdict(settings),
         "summary": summary(phases, memory, settings),
-        "phases": [{**asdict(p), "latencies_ms": None, "p50_ms": percentile(p.latencies_ms, 0.5),
-                    "p99_ms": percentile(p.latencies_ms, 0.99)} for p in phases],
+        "phases": [{**asdict(p), "latencies_ms": None, "stored_ms": None,
+                    "p50_ms": percentile(p.stored_ms, 0.5), "p99_ms": percentile(p.stored_ms, 0.99),
+                    "ack_p50_ms": percentile(p.latencies_ms, 0.5),
+                    "ack_p99_ms": percentile(p.latencies_ms, 0.99)} for p in phases],
         "memory": memory,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -14,15 +14,28 @@
 //         the latency is the POST's.
 //   bgio  the server's `update` of the match over the socket (boardgame.io sends it before its
 //         write to PostgreSQL has finished); the latency runs from the move to that update.
+//         Its request-to-stored latency runs from the move to the end of that write, as the
+//         server noted it (bgio_server.js: GET /bench/stored; the same machine's clock).
 'use strict';
 const http = require('http');
+const { performance } = require('perf_hooks');
 const readline = require('readline');
 
 const config = JSON.parse(process.argv[2]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-const MOVE_TIMEOUT_MS = 2000; // boardgame.io drops a move silently (a stale state): send again
+const MOVE_TIMEOUT_MS = 10000; // boardgame.io drops a move silently (a stale state): send again
 
-function request(port, method, path, body, token) {
+// Once more when a kept-alive connection was closed by the server while idle.
+async function request(port, method, path, body, token) {
+  try {
+    return await request1(port, method, path, body, token);
+  } catch (e) {
+    if (e.code !== 'ECONNRESET') throw e;
+    return request1(port, method, path, body, token);
+  }
+}
+
+function request1(port, method, path, body, token) {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers = { Accept: 'application/json' };
@@ -87,7 +100,7 @@ async function dosMatch(port, stats, until, interval) {
   let game = await dosGame(port);
   stats.ready += 1;
   await stats.go;
-  let next = now();
+  let next = now() + stats.offset(interval);
   while (now() < until()) {
     if (interval) { const wait = next - now(); if (wait > 0) await sleep(wait); next += interval; if (now() >= until()) break; }
     if (game.status !== 'active') { game = await dosGame(port); stats.replaced += 1; }
@@ -171,11 +184,13 @@ async function bgioMatch(port, stats, until, interval) {
   });
   stats.ready += 1;
   await stats.go;
-  let next = now();
+  let next = now() + stats.offset(interval);
   while (now() < until()) {
     if (interval) { const wait = next - now(); if (wait > 0) await sleep(wait); next += interval; if (now() >= until()) break; }
-    const target = client.getState().G.count + 1;
+    const before = client.getState();
+    const target = before.G.count + 1;
     const t0 = now();
+    stats.sent.set(`${matchID}:${before._stateID + 1}`, performance.timeOrigin + performance.now());
     for (;;) {
       const acked = new Promise((resolve) => { waiting = { count: target, resolve }; });
       client.moves.increment();
@@ -206,6 +221,23 @@ async function bgioIdle(ports, count) {
   return { clients: clients.length, games: Math.ceil(count / 10) };
 }
 
+// The request-to-stored latency of each move sent, from the servers' notes of their writes
+// (asked again until every acknowledged move's write is there, for at most 10 s).
+async function bgioStored(ports, stats) {
+  const deadline = now() + 10000;
+  while (stats.sent.size && now() < deadline) {
+    for (const port of ports) {
+      for (const [matchID, stateID, at] of await ok(port, 'GET', '/bench/stored')) {
+        const key = `${matchID}:${stateID}`;
+        const sentAt = stats.sent.get(key);
+        if (sentAt !== undefined) { stats.stored_latencies.push(at - sentAt); stats.sent.delete(key); }
+      }
+    }
+    if (stats.sent.size) await sleep(100);
+  }
+  stats.unstored = stats.sent.size;
+}
+
 // -- main --------------------------------------------------------------------------------------
 
 async function main() {
@@ -217,7 +249,10 @@ async function main() {
     process.exit(0);
   }
   let release;
-  const stats = { latencies: [], acked: 0, resent: 0, replaced: 0, ready: 0, errors: {},
+  // A fixed rate's matches start spread over one interval, not all at once.
+  let started = 0;
+  const offset = (interval) => (interval ? (started++ / matches) * interval : 0);
+  const stats = { offset, latencies: [], stored_latencies: [], sent: new Map(), acked: 0, resent: 0, replaced: 0, ready: 0, errors: {},
                   go: new Promise((r) => { release = r; }) };
   let end = Infinity;
   const until = () => end;
@@ -238,7 +273,8 @@ async function main() {
   await Promise.all(loops);
   const elapsed = (now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  const { go, ...out } = stats;
+  if (target === 'bgio') await bgioStored(ports, stats);
+  const { go, sent, offset: _, ...out } = stats;
   console.log(JSON.stringify({ result: { ...out, elapsed, client_cpu: (cpu.user + cpu.system) / 1e6 } }));
   process.exit(0);
 }
