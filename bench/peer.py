@@ -144,6 +144,10 @@ class Served:
         own, backends = self.processes()
         return {pid: (_stat(pid) or (0, 0.0))[1] for pid in own + backends}
 
+    def rss(self) -> int:
+        """The server processes' resident set sizes together, in bytes."""
+        return sum(_rss(pid) for pid in self.processes()[0])
+
 
 class CpuMeter:
     """The CPU a server and its backends use between start and stop. /proc is read every
@@ -168,9 +172,6 @@ class CpuMeter:
         self.thread.join()
         self.last.update(self.served.cpu())
         return sum(value - self.start.get(pid, 0.0) for pid, value in self.last.items())
-
-    def rss(self) -> int:
-        return sum(_rss(pid) for pid in self.processes()[0])
 
 
 def create_database(admin_url: str, name: str) -> str:
