@@ -13,21 +13,24 @@ bgio-postgres 1.0.16). For one server process and then for two it creates two fr
 the product's configuration (``dos_server.gunicorn_conf``: gevent workers, ``--workers`` 1 or 2)
 and boardgame.io's ``Server`` on ``PostgresStore`` (one Node process, or two on their own ports
 sharing the database, each match served by one of them), and then alternates the two servers
-phase by phase, ``--rounds`` times: ``--matches`` concurrent matches in closed loop (8, then 64),
-then a light fixed rate (8 matches at ``--rate`` moves a second each).
+phase by phase, ``--rounds`` times (3): 8 concurrent matches in closed loop, then 64, then a
+light fixed rate (8 matches at 2 moves a second each).
 
-One load generator serves both (``bench/peer_js/load.js``, one Node process per phase; each match
-is one loop that makes one move at a time). The games differ as the servers do: ours plays real
-DOS turns (two people; ``GET .../actions`` then ``POST .../actions`` with a random legal action;
-the POST is the move), boardgame.io a counter game (one ``increment`` over its socket transport).
-What an acknowledgement waits for: ours answers the POST once the move is committed;
+One load generator serves both (``bench/peer_js/load.js``, one Node process per phase; each
+match is one loop that makes one move at a time). The games differ as the servers do: ours plays
+real DOS turns (two people; ``GET .../actions`` then ``POST .../actions`` with a random legal
+action; the POST is the move), boardgame.io a counter game (one ``increment`` over its socket
+transport). What an acknowledgement waits for: ours answers the POST once the move is committed;
 boardgame.io sends its ``update`` to the client first and writes to PostgreSQL after, so its
-latency is a lower bound of its request-to-stored time. Both counts of moves are of moves found
-in PostgreSQL after the phase (ours: history rows of kind ``action``; theirs: the sum of the
-counters), read once the count stops moving. Server CPU is the server processes' (gunicorn's
-master and workers; the Node servers) and the PostgreSQL backends of that server's database,
-from /proc (read every 50 ms, so that backends that exit during a phase count too), per 1,000
-stored moves; a phase also prints the connections to that database that ended during it.
+acknowledgement comes before its move is stored; its request-to-stored latency runs from the
+move to the end of that write as its server notes it (``bgio_server.js`` wraps the store's
+``setState`` and serves the times at ``GET /bench/stored``; one clock, one machine). Both counts
+of moves are of moves found in PostgreSQL after the phase (ours: history rows of kind
+``action``; theirs: the sum of the counters), read once the count stops moving. Server CPU is
+the server processes' (gunicorn's master and workers; the Node servers) and the PostgreSQL
+backends of that server's database, from /proc (read every 50 ms, so that backends that exit
+during a phase count too), per 1,000 stored moves; a phase also prints the connections to that
+database that ended during it.
 Memory: the servers' resident set (RSS) with 1,000 idle waiting clients (ours: long-polls on
 ``GET /api/games/<id>/events?after=<newest>&wait=60``; theirs: connected socket clients), and
 without.
