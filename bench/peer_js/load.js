@@ -275,8 +275,9 @@ async function main() {
   const cpu = process.cpuUsage(cpu0);
   if (target === 'bgio') await bgioStored(ports, stats);
   const { go, sent, offset: _, ...out } = stats;
-  console.log(JSON.stringify({ result: { ...out, elapsed, client_cpu: (cpu.user + cpu.system) / 1e6 } }));
-  process.exit(0);
+  // Exit once the line is out: stdout to a pipe is asynchronous, and an exit cuts it at 64 KB.
+  const line = JSON.stringify({ result: { ...out, elapsed, client_cpu: (cpu.user + cpu.system) / 1e6 } });
+  process.stdout.write(`${line}\n`, () => process.exit(0));
 }
 
 main().catch((e) => { console.log(JSON.stringify({ error: String(e.stack || e) })); process.exit(1); });
