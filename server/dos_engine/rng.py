@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from operator import mod as _mod
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -103,8 +104,10 @@ def shuffle(items: list[T], key: bytes) -> None:
     if count <= _NEVER_REJECTED_BELOW_N and max(values[:count - 1]) < _NEVER_REJECTED:
         # The usual case by far: randbelow rejects none of these values, so each swap takes the
         # next one as it comes.
-        for i, value in zip(range(count - 1, 0, -1), values, strict=False):  # values: a few more
-            j = value % (i + 1)
+        # j = value % (i + 1) for i = count - 1 .. 1, worked out by map (it stops with the
+        # range: values holds a few more)
+        swaps = map(_mod, values, range(count, 1, -1))
+        for i, j in zip(range(count - 1, 0, -1), swaps, strict=True):
             items[i], items[j] = items[j], items[i]
         return
     taken = 0
