@@ -270,17 +270,37 @@ class Game:
         return start_game(players, seed, options)[0]
 
     def copy(self) -> Game:
+        # Every slot written out (a loop of setattr/getattr costs several times more, and the
+        # search bot copies a game for every playout); tests check that no slot is left out.
         other = object.__new__(Game)
-        for name in Game.__slots__:
-            setattr(other, name, getattr(self, name))
-        other.scores = list(self.scores)
-        other.hands = [list(hand) for hand in self.hands]
-        other.draw_pile = list(self.draw_pile)
-        other.discard_pile = list(self.discard_pile)
-        other.center_row = list(self.center_row)
-        other.cr_matched = list(self.cr_matched)
-        other.dos_missed = list(self.dos_missed)
-        other.dos_calls = list(self.dos_calls)
+        other._listed = self._listed
+        other.actions_played = self.actions_played
+        other.added = self.added
+        other.bonus_phase = self.bonus_phase
+        other.bonuses = self.bonuses
+        other.called_dos = self.called_dos
+        other.center_row = self.center_row[:]
+        other.cr_matched = self.cr_matched[:]
+        other.current = self.current
+        other.dealer = self.dealer
+        other.discard_pile = self.discard_pile[:]
+        other.dos_calls = self.dos_calls[:]
+        other.dos_missed = self.dos_missed[:]
+        other.draw_pile = self.draw_pile[:]
+        other.drawn = self.drawn
+        other.hands = [hand[:] for hand in self.hands]
+        other.has_drawn = self.has_drawn
+        other.matches = self.matches
+        other.options = self.options
+        other.penalty = self.penalty
+        other.placements_left = self.placements_left
+        other.players = self.players
+        other.reshuffles = self.reshuffles
+        other.round_no = self.round_no
+        other.scores = self.scores[:]
+        other.seed = self.seed
+        other.turn_no = self.turn_no
+        other.winner = self.winner
         return other
 
     # -- simple queries -----------------------------------------------------------------------
@@ -341,8 +361,8 @@ class Game:
                 if self.options.after_draw == "drawn_card":
                     if self.matches == 0:
                         if self.drawn is not None:
-                            actions.extend(self._list_matches(hand, must_use=self.drawn))
-                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
+                            actions = self._list_matches(hand, must_use=self.drawn)
+                        actions.extend(map(_ADD.__getitem__, sorted(set(map(_card_id, hand)))))
                     else:
                         actions.append(END)
                 else:
@@ -1120,7 +1140,16 @@ class Game:
             return
         self.current = following
         self.turn_no += 1
-        self._reset_turn()
+        # _reset_turn, written out (once a turn)
+        self.drawn = None
+        self.has_drawn = False
+        self.matches = 0
+        self.added = False
+        self.bonuses = 0
+        self.bonus_phase = False
+        self.placements_left = 0
+        self.called_dos = False
+        self.penalty = 0
         if not printed:
             self.dos_missed[following] = False  # v1: the window closes when their turn starts
 

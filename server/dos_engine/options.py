@@ -12,7 +12,7 @@ mean ``"v1"``; options coming from a person (:meth:`Options.from_dict`) default 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from dos_engine.errors import DosError
@@ -74,7 +74,14 @@ class Options:
         return self.dos_call and self.dos_rule == "printed"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Written out (what asdict gives, in field order): every new game calls it.
+        return {
+            "after_draw": self.after_draw,
+            "dos_call": self.dos_call,
+            "target_score": self.target_score,
+            "bonus_placement": self.bonus_placement,
+            "dos_rule": self.dos_rule,
+        }
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Options:

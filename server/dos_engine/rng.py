@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from operator import mod as _mod
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -37,6 +38,9 @@ _TWO_64 = 1 << 64
 _NEVER_REJECTED_BELOW_N = 128
 _NEVER_REJECTED = _TWO_64 - _NEVER_REJECTED_BELOW_N
 _FOUR_U64 = struct.Struct(">4Q")
+_SEVEN_FF = b"\xff" * 7
+_COUNTERS = [n.to_bytes(8, "big") for n in range(64)]  # the block counters of a deck and more
+_sha256 = hashlib.sha256
 
 
 def derive_key(seed: str, *labels: str) -> bytes:
@@ -94,17 +98,20 @@ def shuffle(items: list[T], key: bytes) -> None:
     if count < 2:
         return
     blocks = (count + 2) // 4  # one u64 per swap, four per block
-    values = list(
-        struct.unpack(
-            f">{4 * blocks}Q",
-            b"".join([hashlib.sha256(key + n.to_bytes(8, "big")).digest() for n in range(blocks)]),
-        )
-    )
-    if count <= _NEVER_REJECTED_BELOW_N and max(values[:count - 1]) < _NEVER_REJECTED:
+    counters = _COUNTERS[:blocks] if blocks <= len(_COUNTERS) else [
+        n.to_bytes(8, "big") for n in range(blocks)]
+    stream = b"".join([_sha256(key + counter).digest() for counter in counters])
+    values = list(struct.unpack(f">{4 * blocks}Q", stream))
+    # A value randbelow could reject starts with seven 0xff bytes: when no such run is in the
+    # stream at all (a cheap search of the bytes), none of the values is rejected.
+    if count <= _NEVER_REJECTED_BELOW_N and (_SEVEN_FF not in stream
+                                            or max(values[:count - 1]) < _NEVER_REJECTED):
         # The usual case by far: randbelow rejects none of these values, so each swap takes the
         # next one as it comes.
-        for i, value in zip(range(count - 1, 0, -1), values, strict=False):  # values: a few more
-            j = value % (i + 1)
+        # j = value % (i + 1) for i = count - 1 .. 1, worked out by map (it stops with the
+        # range: values holds a few more)
+        swaps = map(_mod, values, range(count, 1, -1))
+        for i, j in zip(range(count - 1, 0, -1), swaps, strict=True):
             items[i], items[j] = items[j], items[i]
         return
     taken = 0

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dos_engine.actions import Action, Add, CallDos, Catch, Draw, End, Match, Place
-from dos_engine.cards import Card, new_deck
+from dos_engine.cards import ALL_CARDS, Card, new_deck
 from dos_engine.errors import DosError
 from dos_engine.game import Game, Phase, View
 from dos_engine.matching import Bonus, declare_match
@@ -73,8 +73,11 @@ _GAME_END_VALUE = 2.0
 _MATCH_WIDTH = (6, 3, 2, 1)
 _PLACE_WIDTH = 4
 _ADD_WIDTH = 8
-# action_score of a match by (CR card id, hand card ids): at most 41 * 41 * 41 entries.
-_MATCH_SCORES: dict[tuple[int, ...], int] = {}
+# action_score of a match by (CR card id, hand card ids), read as digits of base _KEYS (a
+# single has _SINGLE for its second card): at most 41 * 41 * 42 entries.
+_SINGLE = len(ALL_CARDS)
+_KEYS = _SINGLE + 1
+_MATCH_SCORES: dict[int, int] = {}
 
 
 class SearchStrategy:
@@ -377,7 +380,10 @@ def action_score(row: Sequence[Card], action: Action) -> int:
         return 9_000
     if isinstance(action, Match):
         target = row[action.position - 1]
-        key = (target.id, *(card.id for card in action.cards))
+        cards = action.cards
+        # One int per (target, cards): no generator nor tuple per call of a playout's step
+        key = (target.id * _KEYS + cards[0].id) * _KEYS + (cards[1].id if len(cards) == 2
+                                                            else _SINGLE)
         found = _MATCH_SCORES.get(key)
         if found is None:  # declare_match is the costly part of a playout: once per card set
             declaration = declare_match(target, action.cards)
