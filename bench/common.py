@@ -119,3 +119,13 @@ def upgrade_schema(env: dict[str, str]) -> None:
     """``flask db upgrade`` on the database of ``env``."""
     subprocess.run([str(BIN / "flask"), "--app", "dos_server", "db", "upgrade"], cwd=ROOT,
                    env=env, check=True, capture_output=True, timeout=120)
+
+
+def proc_stat(pid: str) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a process from /proc (None if it is gone or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

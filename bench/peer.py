@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import common
-from common import RESULTS_DIR, ROOT, percentile
+from common import RESULTS_DIR, ROOT, percentile, proc_stat
 
 RESULTS = RESULTS_DIR / "peer.json"
 JS = ROOT / "bench" / "peer_js"
@@ -83,16 +83,6 @@ QUICK = Settings(seconds=3.0, rounds=3, processes=(1, 2), rate=2.0, rate_matches
 
 
 # -- processes and /proc ----------------------------------------------------------------------
-
-
-def _stat(pid: str) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds) of a process (None if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _cmdline(pid: str) -> str:
@@ -131,7 +121,7 @@ class Served:
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
-            stat = _stat(pid)
+            stat = proc_stat(pid)
             if stat is None:
                 continue
             if int(pid) in self.roots or stat[0] in self.roots:
@@ -145,7 +135,7 @@ class Served:
     def cpu(self) -> dict[str, float]:
         """CPU seconds so far of each server process and backend, by pid."""
         own, backends = self.processes()
-        return {pid: (_stat(pid) or (0, 0.0))[1] for pid in own + backends}
+        return {pid: (proc_stat(pid) or (0, 0.0))[1] for pid in own + backends}
 
     def rss(self) -> int:
         """The server processes' resident set sizes together, in bytes."""

@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 import common
-from common import RESULTS_DIR, percentile
+from common import RESULTS_DIR, percentile, proc_stat
 
 RESULTS = RESULTS_DIR / "server.json"
 DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -345,16 +345,6 @@ class Server:
     database: str | None = None  # PostgreSQL: the database whose backends count as the server's
 
 
-def _proc_stat(pid: str) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds) of a process from /proc (None if it is gone or unreadable)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def server_cpu(server: Server) -> float:
     """CPU seconds used so far by the gunicorn workers and the PostgreSQL backends serving them
     (0.0 where /proc is not there)."""
@@ -364,7 +354,7 @@ def server_cpu(server: Server) -> float:
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
-        stat = _proc_stat(pid)
+        stat = proc_stat(pid)
         if stat is None:
             continue
         if stat[0] == server.pid or int(pid) == server.pid:
