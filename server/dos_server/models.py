@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -101,6 +102,19 @@ class GameRow(db.Model):  # type: ignore[name-defined,misc]
     # Set when the worker moved the finished game's history into ``game_archives``: its
     # event rows are gone and every history read decodes the archive instead.
     archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # When the game ended (status finished): what /me sorts finished games by.
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # Whether a finish moves the players' ratings (services/ratings.py); fixed at creation.
+    rated: Mapped[bool] = mapped_column(default=False)
+    # A rematch series: the first game's id, and this game's number in it (1, 2, ...);
+    # ``rematch_id`` is the standing challenge (or game) made from this one, once asked for.
+    series_id: Mapped[str | None] = mapped_column(String(16), nullable=True, index=True)
+    series_no: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    rematch_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # Table talk: whether spectators may write, and the newest message's id (a Core UPDATE
+    # that wakes the game's waiters without bumping ``version``).
+    chat_spectators: Mapped[bool] = mapped_column(default=False)
+    last_message_id: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow
@@ -174,6 +188,17 @@ class SeatRow(db.Model):  # type: ignore[name-defined,misc]
     # nudges: whether it takes them, and when it last nudged someone in this game.
     nudges_off: Mapped[bool] = mapped_column(default=False)
     last_nudged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # Friends (services/chat.py, services/notes.py, services/rematch.py): the seat's private
+    # notes on the game, seen by it alone;
+    notes: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # table talk: muted by the host, the seats whose messages it hides for itself, whether it
+    # takes an email per message (at most one an hour) and when the last one went out;
+    chat_muted: Mapped[bool] = mapped_column(default=False)
+    chat_hidden: Mapped[list[int] | None] = mapped_column(JsonType, nullable=True)
+    chat_email: Mapped[bool] = mapped_column(default=False)
+    chat_emailed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # in a standing rematch challenge (status waiting): when this seat's player accepted.
+    rematch_accepted_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
     game: Mapped[GameRow] = relationship(back_populates="seats")
 
@@ -191,6 +216,54 @@ class SeatVoteRow(db.Model):  # type: ignore[name-defined,misc]
     target_seat: Mapped[int] = mapped_column(Integer)
     voter_seat: Mapped[int] = mapped_column(Integer)
     choice: Mapped[str] = mapped_column(String(8))  # bot | end
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class MessageRow(db.Model):  # type: ignore[name-defined,misc]
+    """One line of table talk (services/chat.py). ``seat`` is the author's seat (None for a
+    spectator or the host); ``author_key`` the author's identity when signed in, so that
+    forgetting the identity removes its messages."""
+
+    __tablename__ = "game_messages"
+    __table_args__ = (Index("ix_game_messages_game_id_id", "game_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    author_kind: Mapped[str] = mapped_column(String(12))  # seat | host | spectator
+    author_name: Mapped[str] = mapped_column(String(40))
+    author_key: Mapped[str | None] = mapped_column(String(254), nullable=True, index=True)
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RatingRow(db.Model):  # type: ignore[name-defined,misc]
+    """An identity's rating on this server (OpenSkill Plackett-Luce: ``mu``, ``sigma``)."""
+
+    __tablename__ = "ratings"
+
+    email_key: Mapped[str] = mapped_column(String(254), primary_key=True)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class RatingChangeRow(db.Model):  # type: ignore[name-defined,misc]
+    """What one rated game did to one identity's rating: rebuilt ratings replay these games."""
+
+    __tablename__ = "rating_changes"
+    __table_args__ = (UniqueConstraint("game_id", "email_key", name="uq_rating_changes_game_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    email_key: Mapped[str] = mapped_column(String(254), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    rank: Mapped[int] = mapped_column(Integer)  # 1 is first
+    mu_before: Mapped[float] = mapped_column(Float)
+    sigma_before: Mapped[float] = mapped_column(Float)
+    mu_after: Mapped[float] = mapped_column(Float)
+    sigma_after: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -393,6 +466,7 @@ class IdentityRow(db.Model):  # type: ignore[name-defined,misc]
     """What an identity (an address, compared by ``email_key``) chose for all its games."""
 
     __tablename__ = "identities"
+    __table_args__ = (Index("uq_identities_player_name", "player_name", unique=True),)
 
     email_key: Mapped[str] = mapped_column(String(254), primary_key=True)
     address: Mapped[str] = mapped_column(String(254))  # as last signed in with
@@ -402,4 +476,8 @@ class IdentityRow(db.Model):  # type: ignore[name-defined,misc]
     # The identity's IANA zone and language, for its seats that chose none (None: UTC, en).
     time_zone: Mapped[str | None] = mapped_column(String(64), nullable=True)
     language: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    # The name the identity's ratings go by (/players/<name>), and whether it stays off the
+    # leaderboard.
+    player_name: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    leaderboard_hidden: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
