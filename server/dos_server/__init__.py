@@ -13,6 +13,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     from dos_server import i18n, metrics, models  # noqa: F401 - models registers the tables with the metadata
     from dos_server.api import account, games, health, inbound
+    from dos_server.api import chat as chat_api
     from dos_server.api import metrics as metrics_api
     from dos_server.config import load_config
     from dos_server.database import configure_engine
@@ -43,6 +44,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     api.register_blueprint(metrics_api.blp)
     api.register_blueprint(games.blp)
     api.register_blueprint(games.unsubscribe_blp)
+    api.register_blueprint(chat_api.blp)
     api.register_blueprint(inbound.blp)
     api.register_blueprint(account.blp)
     from dos_server import web

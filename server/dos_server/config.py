@@ -96,6 +96,8 @@ DEFAULTS: dict[str, Any] = {
     # without a look or a move.
     "ABANDON_TIMEOUTS": 3,
     "ABANDON_DAYS": 7,
+    # Table talk (services/chat.py): messages a minute per seat (the host, spectators: one each).
+    "CHAT_PER_MINUTE": 10,
     "API_TITLE": "DOS by mail",
     "API_VERSION": "1",
     "OPENAPI_VERSION": "3.0.3",

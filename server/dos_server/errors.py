@@ -250,6 +250,12 @@ class NudgeTooSoon(DomainError):
         self.retry_after = retry_after
 
 
+class ChatMuted(DomainError):
+    """The host muted this seat in the game's chat."""
+
+    kind = "chat-muted"
+
+
 class NotAbsent(DomainError):
     """A vote on a seat whose player is not absent (it moved or looked lately)."""
 
@@ -267,6 +273,7 @@ __all__ = [
     "AlreadyResigned",
     "AlreadyStarted",
     "AmbiguousAction",
+    "ChatMuted",
     "DomainError",
     "GameClosed",
     "GameNotActive",

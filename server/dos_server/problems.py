@@ -110,6 +110,7 @@ PROBLEM_TYPES: dict[type[DomainError], tuple[int, str]] = {
     errors.NudgeTooSoon: (429, "Nudged lately"),
     errors.NotAbsent: (409, "Seat not absent"),
     errors.NotAVoter: (403, "Not a voter"),
+    errors.ChatMuted: (403, "Muted"),
 }
 
 BEARER_CHALLENGE = 'Bearer realm="dos"'  # WWW-Authenticate of every 401 (RFC 6750)

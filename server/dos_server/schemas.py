@@ -235,6 +235,10 @@ class CreateGameIn(Schema):
         load_default=True,
         metadata={"description": "whether standing orders may call DOS and catch for a seat "
                                  "(default true)"})
+    chat_spectators = StrictBoolean(
+        load_default=False,
+        metadata={"description": "whether spectators may write in the game's chat (default "
+                                 "false: they read it)"})
 
 
 class OrdersIn(Schema):

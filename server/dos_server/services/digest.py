@@ -15,7 +15,7 @@ from dos_server import i18n, urls
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import DigestRow, GameRow, SeatRow, as_utc
-from dos_server.services import access
+from dos_server.services import access, chat
 from dos_server.services.notify import (
     add_row,
     chosen_language,
@@ -48,6 +48,7 @@ def send_digests(now: datetime) -> int:
         languages[address] = languages.get(address) or chosen_language(seat)
         with i18n.in_language(chosen_language(seat)):
             names = seat_names(game)
+            said = chat.since_look(game, seat)
         waiting.setdefault(address, []).append({
             "id": game.id,
             "game_title": game.title,
@@ -57,6 +58,7 @@ def send_digests(now: datetime) -> int:
             "time_zone": reader_zone(seat),
             "opponents": [name for index, name in enumerate(names) if index != seat.index],
             "line": urls.play_line(game.id, "N", game.version),
+            "chat": said,  # what was said since the seat last looked
             # one press opens the seat's table
             "table": urls.signin_url(game.id, access.seat_token("signin", game, seat)),
             "unsubscribe": unsubscribe,

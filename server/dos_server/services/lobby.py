@@ -81,6 +81,7 @@ class NewGame:
     vacation_days: int = 14
     title: str | None = None
     standing_dos: bool = True  # standing orders may call DOS and catch (services/orders.py)
+    chat_spectators: bool = False  # spectators may write in the chat (services/chat.py)
 
     @classmethod
     def from_loaded(cls, body: dict[str, Any]) -> NewGame:
@@ -91,7 +92,8 @@ class NewGame:
                    timeout_policy=body["timeout_policy"],
                    forfeit_after=body.get("forfeit_after"),
                    vacation_days=body["vacation_days"], title=body.get("title"),
-                   standing_dos=body.get("standing_dos", True))
+                   standing_dos=body.get("standing_dos", True),
+                   chat_spectators=body.get("chat_spectators", False))
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ def create_game(request: NewGame) -> Created:
             forfeit_after=forfeit_after,
             vacation_days=vacation_days,
             standing_dos=request.standing_dos,
+            chat_spectators=request.chat_spectators,
             next_seq=1,
         )
         for index, spec in enumerate(seats):

@@ -35,7 +35,8 @@ CHANNELS = ("email", "webhook")
 DIGESTED = ("your_turn", "reminder")  # what digest mode gathers into one daily email
 # Not choosable: sent whenever the seat has the channel (the other channel, a new address).
 # A nudge (the seat's own switch: SeatRow.nudges_off) and the vote on an absent seat too.
-ALWAYS = ("undeliverable", "new_address", "nudge", "abandoned")
+# A chat message: webhooks always, an email only when the seat asked (services/chat.py).
+ALWAYS = ("undeliverable", "new_address", "nudge", "abandoned", "message")
 SINCE_LIMIT = 40  # "since your last turn" tells at most this many events
 
 # Seats (public ids) that get their new turn inside another email of this moment (the answer
@@ -243,6 +244,10 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
         elif event in ("your_turn", "reminder", "mail_reply", "new_address") \
                 and state.current == seat.index and not state.is_over:
             payload["since"] = since_last_turn(game, seat)
+    if event in ("your_turn", "reminder"):
+        from dos_server.services import chat  # chat enqueues its own rows through this module
+
+        payload["chat"] = chat.since_look(game, seat)  # what was said since the seat looked
     return payload
 
 

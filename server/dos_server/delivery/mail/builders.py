@@ -112,7 +112,15 @@ def game_context(payload: Payload) -> dict[str, Any]:
         "table": payload.get("table"),
         "all_games": urls.all_games_url(),
         "stop": stop_link(payload) if payload.get("unsubscribe") else None,
+        "chat": chat_lines(payload.get("chat"), payload.get("time_zone")),
     }
+
+
+def chat_lines(lines: Any, zone: str | None) -> list[dict[str, Any]]:
+    """Table talk as an email lists it: who, what, and when in the reader's zone."""
+    return [{"name": str(line.get("name") or "?"), "text": str(line.get("text") or ""),
+             "when": when(line.get("at"), zone)}
+            for line in lines or [] if isinstance(line, Mapping)]
 
 
 def game_headers(payload: Payload) -> Headers:
@@ -138,6 +146,14 @@ def build_nudge(payload: Payload, facts: Facts) -> Letter:
     return Letter(context, game_headers(payload))
 
 
+def build_message(payload: Payload, facts: Facts) -> Letter:
+    """Table talk for a seat that takes an email per message: the messages of the hour."""
+    context = game_context(payload)
+    context["chat"] = chat_lines(context["data"].get("messages"), payload.get("time_zone"))
+    context["said_by"] = sorted({line["name"] for line in context["chat"]})
+    return Letter(context, game_headers(payload))
+
+
 def _seat_name(names: list[str], seat: Any) -> str:
     return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "?"
 
@@ -158,6 +174,7 @@ def build_mail_reply(payload: Payload, facts: Facts) -> Letter:
 def build_digest(payload: Payload, facts: Facts) -> Letter:
     """The daily digest: every game waiting on this address, one thread per address."""
     games = [{**game, "label": game_label(game["id"], game.get("game_title")),
+              "chat": chat_lines(game.get("chat"), game.get("time_zone")),
               "deadline": when(game["deadline"], game.get("time_zone"))
               if game.get("deadline") else None,
               "stop": stop_link(game)} for game in payload["games"]]
@@ -198,6 +215,7 @@ KINDS: dict[str, Builder] = {
                      "game_over", "invited", "new_address", "undeliverable"), build_game),
     "abandoned": build_game,
     "nudge": build_nudge,
+    "message": build_message,
     "mail_reply": build_mail_reply,
     "digest": build_digest,
     "login_code": build_login_code,
