@@ -57,7 +57,7 @@ from dos_server.models import (
     as_utc,
     utcnow,
 )
-from dos_server.services import notify
+from dos_server.services import chat, notify
 from dos_server.services.access import find_seat, get_game, seat_token
 from dos_server.services.locks import lock_games
 from dos_server.services.words import _
@@ -547,6 +547,7 @@ def export(bearer: str | None) -> dict[str, Any]:
         "emails_received": [{"id": m.id, "game_id": m.game_id, "status": m.status,
                              "outcome": m.outcome, "received_at": _iso(m.received_at)}
                             for m in inbound],
+        "messages": chat.of_identity(key),  # table talk written by you or your seats
     }
 
 
@@ -570,6 +571,7 @@ def forget_key(key: str) -> dict[str, Any]:
             func.lower(InboundMessageRow.mail_from) == key,
             InboundMessageRow.status != "received", InboundMessageRow.game_id.in_(closed)))
         db.session.execute(delete(IdentityRow).where(IdentityRow.email_key == key))
+        said = chat.forget_identity(key)  # before the seats forget their owner
         mine = or_(SeatRow.owner_key == key, func.lower(SeatRow.email) == key)
         games = lock_games(select(SeatRow.game_id).where(mine), GameRow.status.in_(CLOSED))
         forgotten = db.session.execute(
@@ -586,7 +588,8 @@ def forget_key(key: str) -> dict[str, Any]:
         db.session.execute(delete(DigestRow).where(func.lower(DigestRow.address) == key))
         _delete_codes(key)
         _delete_sessions(key)
-    return {"deleted": True, "forgotten_in_games": sorted(set(forgotten)),
+    return {"deleted": True, "messages_deleted": said,
+            "forgotten_in_games": sorted(set(forgotten)),
             "kept_in_games_in_play": sorted(set(kept))}
 
 
