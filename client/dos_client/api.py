@@ -103,6 +103,26 @@ class DosApi:
         return self._call("GET", f"/api/games/{game_id}/events", params=params,
                           timeout=(TIMEOUT[0], TIMEOUT[1] + wait))
 
+    def say(self, game_id: str, text: str) -> dict[str, Any]:
+        return self._call("POST", f"/api/games/{game_id}/messages", json={"text": text})
+
+    def messages(self, game_id: str, after: int = 0, limit: int = 50,
+                 before: int | None = None, wait: float = 0) -> dict[str, Any]:
+        """Table talk after ``after`` (or the newest ``limit`` before ``before``); with
+        ``wait`` a long-poll like :meth:`history`'s."""
+        params: dict[str, Any] = {"after": after, "limit": limit}
+        if before is not None:
+            params["before"] = before
+        if wait > 0:
+            params["wait"] = round(min(wait, MAX_WAIT), 3)
+        return self._call("GET", f"/api/games/{game_id}/messages", params=params,
+                          timeout=(TIMEOUT[0], TIMEOUT[1] + wait))
+
+    def chat_settings(self, game_id: str, **changes: Any) -> dict[str, Any]:
+        if not changes:
+            return self._call("GET", f"/api/games/{game_id}/chat")
+        return self._call("PATCH", f"/api/games/{game_id}/chat", json=changes)
+
     def start(self, game_id: str) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/start")
 

@@ -50,11 +50,14 @@ def _email(value: str | None) -> str | None:
                       "default: the server's (80%)."))
 @click.option("--nudges", type=click.Choice(["on", "off"]),
               help=N_("Whether the other players may nudge you (once a day each)."))
+@click.option("--chat-email", type=click.Choice(["on", "off"]),
+              help=N_("An email for the table talk of this game (at most one an hour)."))
 @pass_settings
 def notify(settings: Settings, game: str | None, email: str | None, no_email: bool,
            webhook: str | None, no_webhook: bool, events: Sequence[str],
            all_events: bool, digest: bool | None, time_zone: str | None,
-           language: str | None, reminders: str | None, nudges: str | None = None) -> None:
+           language: str | None, reminders: str | None, nudges: str | None = None,
+           chat_email: str | None = None) -> None:
     saved = settings.saved_game(game)
     seat = saved.seat()
     changes: dict[str, Any] = {}
@@ -86,6 +89,9 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
     if nudges is not None:
         changes["nudges"] = nudges == "on"
     result = saved.api.set_notifications(saved.game_id, seat, changes)  # {}: only reads
+    if chat_email is not None:
+        chatting = saved.api.chat_settings(saved.game_id, email=chat_email == "on")
+        result["chat_email"] = chatting["seat"]["email"]
     none = _("none")
     events_on = "; ".join(f"{channel}: {', '.join(names) or none}"
                           for channel, names in (result.get("events") or {}).items())
@@ -102,6 +108,9 @@ def notify(settings: Settings, game: str | None, email: str | None, no_email: bo
     if "nudges" in result:
         lines.append(_("Nudges from the other players: {state}.").format(
             state=_("on") if result["nudges"] else _("off")))
+    if "chat_email" in result:
+        lines.append(_("An email for the table talk: {state}.").format(
+            state=_("on") if result["chat_email"] else _("off")))
     if not changes:
         lines.append(_("Change them with `{command} notify --email ADDRESS`, --webhook URL, "
                        "--event CHANNEL:EVENT, --digest (see --help).").format(
