@@ -38,7 +38,8 @@ def say(settings: Settings, text: str, game: str | None) -> None:
 
 
 @click.command(help=N_("The table talk of GAME: the last messages, and with --follow each new "
-                       "one as it\ncomes (the server answers the moment one is written); with --json, one message a\nline."))
+                       "one as it\ncomes (the server answers the moment one is written); "
+                       "with --json, one message\na line."))
 @click.argument("game", required=False)
 @click.option("--last", "count", type=click.IntRange(1, 200), default=20, show_default=True,
               help=N_("How many of the latest messages to show."))
