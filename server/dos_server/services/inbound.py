@@ -58,6 +58,7 @@ from dos_server.services import (
     access,
     archive,
     attention,
+    chat_mail,
     lobby,
     notify,
     nudge,
@@ -93,6 +94,8 @@ def help_lines() -> list[str]:
         "  nudge             " + _("tell the player to move that you are waiting (once "
                                    "a day)"),
         "  nudges off|on     " + _("stop or allow other players' nudges"),
+        "  say good game     " + _("a message at the table, for everyone in the game (a "
+                                   "move may come with it)"),
         "  vote 2 bot|end    " + _("on an absent seat (2): a bot plays it, or the game ends "
                                    "now"),
         "  join              " + _("take your seat, in answer to an invitation"),
@@ -523,7 +526,24 @@ def _seat_of(game: GameRow | None, index: int | None) -> SeatRow | None:
 
 def _run(incoming: Incoming, shown: int, game: GameRow,
          seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
-    lines = _from_first_command(game, seat.index, incoming.lines)
+    said, rest = chat_mail.said_lines(incoming.lines)
+    if not said:
+        return _run_lines(_from_first_command(game, seat.index, rest), shown, game, seat)
+    # A message, and maybe a move or another command: the command first (all or nothing).
+    start = _first_command(game, seat.index, rest)
+    outcome, out = "said", list[str]()
+    if start is not None:
+        outcome, out, game, seat = _run_lines(rest[start:], shown, game, seat)
+    try:
+        out += chat_mail.say(game, seat, said)
+    except DomainError as error:
+        raise Refusal(error.kind, [_("Nothing was changed: %(reason)s", reason=error.detail)],
+                      show=True) from None
+    return outcome, out, game, seat
+
+
+def _run_lines(lines: list[str], shown: int, game: GameRow,
+               seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
     if not lines:
         raise Refusal("no-command", [_("We found no command above the quoted text of your "
                                        "reply, so nothing was changed."), "", *help_lines()],
@@ -701,12 +721,18 @@ def _join(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRo
 
 def _from_first_command(game: GameRow, seat: int, lines: list[str]) -> list[str]:
     """The lines from the first that is a command (a greeting above it is passed over)."""
+    start = _first_command(game, seat, lines)
+    return lines if start is None else lines[start:]
+
+
+def _first_command(game: GameRow, seat: int, lines: list[str]) -> int | None:
+    """The index of the first line that is a command; None if none is."""
     state = access.engine_state(game) if game.state is not None else None
     for index, line in enumerate(lines):
         word = line.strip().rstrip(".!").strip().lower()
         if (word in KEYWORDS or mailtext.move_number(word) is not None
                 or word.split(" ", 1)[0] in ("orders", "remind", *SEAT_KEYWORDS)):
-            return lines[index:]
+            return index
         if state is None:
             continue
         try:
@@ -714,9 +740,9 @@ def _from_first_command(game: GameRow, seat: int, lines: list[str]) -> list[str]
         except InvalidActionError:
             continue
         except DosError:
-            return lines[index:]
-        return lines[index:]
-    return lines
+            return index
+        return index
+    return None
 
 
 def _notation(game: GameRow, seat: int, lines: list[str]) -> tuple[str, list[str]]:
