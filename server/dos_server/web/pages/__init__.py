@@ -11,6 +11,7 @@ absent player's seat).
 """
 
 from dos_server.web.pages import (
+    chat,
     emailed_move,
     home,
     host,
@@ -25,5 +26,5 @@ from dos_server.web.pages import (
     zone,
 )
 
-__all__ = ["emailed_move", "home", "host", "install", "join", "mailed", "me", "rules", "settings",
+__all__ = ["chat", "emailed_move", "home", "host", "install", "join", "mailed", "me", "rules", "settings",
            "table", "waiting", "zone"]

@@ -32,7 +32,7 @@ from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
 from dos_server.services import access, attention, play, read, rematch, watch
-from dos_server.web import auth, nudging, present, reader
+from dos_server.web import auth, chatting, nudging, present, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
 from dos_server.web.pages.host import host_and_sit
@@ -127,6 +127,7 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
         host=auth.host_token(game_id) is not None, page_key=nonce,
         seats=seat_lines(body, names),
         waiting=None if part else nudging.panel(game, viewer, body, names),
+        chat=None if part else chatting.panel(game, viewer),
     ), status
 
 

@@ -1,0 +1,80 @@
+"""Table talk from the table page: the form that posts a message (a plain POST and 303 without
+the script; with it, ``static/chat.js`` posts in place) and the long-poll the script follows
+new messages by (what the panel shows: ``web/chatting.py``). The same service as the API
+(services/chat.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, current_app, flash, jsonify, redirect, request, url_for
+from flask_babel import gettext as _
+
+from dos_server.errors import DomainError
+from dos_server.problems import Problem, problem_of, problem_response
+from dos_server.services import access, chat, watch
+from dos_server.web import auth
+from dos_server.web.blueprint import bp
+from dos_server.web.chatting import shown
+from dos_server.web.forms import Page, whole_number
+from dos_server.web.pages.table import render_table
+
+CHAT_PART = "chat"  # the script's X-DOS-Part: the answer is JSON, not a page
+
+
+def _viewer_token(game_id: str) -> str | None:
+    """The browser's seat token, else its host token (None: a spectator)."""
+    return auth.player_token(game_id) or auth.host_token(game_id)
+
+
+def _wants_json() -> bool:
+    return request.headers.get("X-DOS-Part") == CHAT_PART
+
+
+@bp.post("/games/<game_id>/chat")
+def say(game_id: str) -> Page:
+    text = request.form.get("text", "")
+    try:
+        sent = chat.post(game_id, _viewer_token(game_id), text)
+    except DomainError as error:
+        problem = problem_of(error)
+        if _wants_json():
+            return problem_response(problem)
+        if problem.status in (401, 404):
+            raise problem from None
+        return render_table(game_id, problem.status, error=problem)
+    if _wants_json():
+        answer = jsonify(shown(sent))
+        answer.status_code = 201
+        return answer
+    flash(_("Said at the table."))
+    return redirect(url_for("web.table", game_id=game_id, _anchor="chat"), 303)
+
+
+@bp.get("/games/<game_id>/chat/messages")
+def chat_messages(game_id: str) -> Response:
+    """Long-poll: the messages after ``after`` as the browser's seat sees them, as soon as
+    there is one (or an empty list after a while). No connection is held while waiting."""
+    after = whole_number(request.args.get("after", "0"), 0, 2**31 - 1)
+    if after is None:
+        raise Problem(400, "invalid-input", _("Invalid form"), _("after: a whole number"))
+    timeout = float(current_app.config["WEB_WAIT_SECONDS"])
+    token = _viewer_token(game_id)
+
+    def look() -> dict[str, Any]:
+        game = access.get_game(game_id)
+        try:
+            viewer = access.authenticate(game, token)
+        except DomainError:  # signed out meanwhile: read as a spectator
+            viewer = access.Viewer()
+        body = chat.messages_body(game, viewer, after, chat.PAGE_LIMIT)
+        body["messages"] = [shown(m) for m in body["messages"]]
+        return body
+
+    body = watch.wait_until(game_id, look, lambda found: bool(found["messages"]), timeout)
+    response = jsonify(body)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+__all__ = ["chat_messages", "say"]

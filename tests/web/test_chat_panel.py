@@ -1,0 +1,93 @@
+"""The table's chat panel: in a real browser (Playwright on the system's Chromium, the app
+under a real server, on SQLite and, with TEST_DATABASE_URL, PostgreSQL) a line typed in one
+player's page appears in the other's without a reload, and is in that player's next your-turn
+email; without the script the form is a plain POST and 303; text is shown as text."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from browsing import Site, any_site, browser, new_page, sign_in
+from flask import Flask
+from playwright.sync_api import Browser, expect
+from web_helpers import api_game, join_api, post
+from web_helpers import sign_in as sign_in_client
+
+from dos_server.extensions import db
+from dos_server.models import NotificationRow
+from testkit import backend, db_url
+
+__all__ = ["any_site", "backend", "browser", "db_url"]
+
+HOSTILE = "<b>bold?</b> {{ 7*7 }} & ລາວ"
+
+
+def _your_turn_chat(site: Site, game_id: str, seat: int) -> list[str]:
+    with site.app.app_context():
+        rows = db.session.execute(sa.select(NotificationRow).where(
+            NotificationRow.game_id == game_id, NotificationRow.event == "your_turn",
+            NotificationRow.channel == "email").order_by(NotificationRow.id)).scalars().all()
+        said = [line["text"] for row in rows if row.seats == [seat]
+                for line in row.payload.get("chat") or []]
+        db.session.remove()
+    return said
+
+
+def test_a_line_typed_in_one_browser_appears_in_the_other(browser: Browser,
+                                                          any_site: Site) -> None:
+    site = any_site
+    names = ["alice", "bob"]
+    game_id, tokens = site.game([{"name": n, "email": f"{n}@example.org"} for n in names])
+    mover = site.view(game_id)["view"]["current"]
+    other = 1 - mover
+    pages = {}
+    for seat in (mover, other):
+        pages[seat] = new_page(browser)
+        sign_in(pages[seat], site, game_id, seat, names[seat])
+    listening = pages[other].locator("#chat-log")
+    expect(listening).to_contain_text("Nobody has said anything yet.")
+    pages[mover].get_by_label("Your message").fill(HOSTILE)
+    pages[mover].get_by_role("button", name="Say", exact=True).click()
+    expect(pages[mover].locator("#chat-log")).to_contain_text(HOSTILE)  # in place, no reload
+    expect(listening).to_contain_text(HOSTILE)  # the other page, by its long-poll
+    expect(listening.locator("li").last.locator(".chat-who")).to_have_text(names[mover])
+    assert listening.locator("b").count() == 0  # text, never markup
+    for width in (360, 1280):
+        pages[other].set_viewport_size({"width": width, "height": 800})
+        wide = pages[other].evaluate("() => document.documentElement.scrollWidth")
+        assert wide <= width, (width, wide)
+        box = pages[other].locator("#chat").bounding_box()
+        assert box is not None
+        assert box["width"] <= width
+    # The mover's turn ends: the other player's your-turn email shows what was said.
+    while site.view(game_id)["view"]["current"] == mover:
+        listing = site.api.get(f"/api/games/{game_id}/actions",
+                               headers={"Authorization": f"Bearer {tokens[mover]}"}).get_json()
+        played = site.api.post(f"/api/games/{game_id}/actions",
+                               headers={"Authorization": f"Bearer {tokens[mover]}"},
+                               json={"version": listing["version"], "number": 1})
+        assert played.status_code == 200, played.get_data(as_text=True)
+    assert HOSTILE in _your_turn_chat(site, game_id, other)
+
+
+def test_without_the_script_the_form_posts_and_redirects(app: Flask) -> None:
+    api = app.test_client()
+    created = api_game(api, [{"name": "alice"}, {"name": "bob"}])
+    for invite in created["invites"]:
+        join_api(api, created["id"], invite["invite"])
+    browser = app.test_client()
+    sign_in_client(app, browser, created["id"], 0)
+    table = f"/games/{created['id']}"
+    sent = post(browser, f"{table}/chat", {"text": HOSTILE}, page=table)
+    assert sent.status_code == 303
+    assert sent.headers["Location"].endswith(f"{table}#chat")
+    page = browser.get(table).get_data(as_text=True)
+    assert "&lt;b&gt;bold?&lt;/b&gt; {{ 7*7 }} &amp; ລາວ" in page
+    assert "<b>bold?</b>" not in page
+    empty = post(browser, f"{table}/chat", {"text": "   "}, page=table)
+    assert empty.status_code == 422
+    assert "at least one character" in empty.get_data(as_text=True)
+    # A spectator reads the panel but gets no form.
+    spectator = app.test_client().get(table).get_data(as_text=True)
+    assert "&lt;b&gt;bold?&lt;/b&gt;" in spectator
+    assert 'id="chat-form"' not in spectator
+    assert "only the players write" in spectator
