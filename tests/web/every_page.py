@@ -22,8 +22,9 @@ from dos_server.extensions import db
 from dos_server.services import access, notify
 
 # GET routes that answer programs, not people: JSON, files, the web app manifest, the live
-# update's long-poll.
-NOT_PAGES = {"static", "web.static", "web.wait", "web.manifest", "api-docs.openapi_json",
+# update's long-polls (the table's and its chat's).
+NOT_PAGES = {"static", "web.static", "web.wait", "web.chat_messages", "web.manifest",
+             "api-docs.openapi_json",
              "health.Health", "health.Ready", "metrics.Metrics"}
 
 

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from browsing import Site, any_site, browser, new_page, sign_in
 from flask import Flask
 from playwright.sync_api import Browser, expect
+from test_pages import create_form
 from web_helpers import api_game, join_api, post
 from web_helpers import sign_in as sign_in_client
 
@@ -91,3 +92,22 @@ def test_without_the_script_the_form_posts_and_redirects(app: Flask) -> None:
     assert "&lt;b&gt;bold?&lt;/b&gt;" in spectator
     assert 'id="chat-form"' not in spectator
     assert "only the players write" in spectator
+
+
+def test_the_new_game_form_and_the_host_page_set_the_chat(app: Flask) -> None:
+    host = app.test_client()
+    made = post(host, "/new", create_form(chat_spectators="1"), page="/new")
+    assert made.status_code == 303, made.get_data(as_text=True)
+    game_id = made.headers["Location"].split("/")[2]
+    assert host.get(f"/api/games/{game_id}/chat").get_json()["spectators"] is True
+    page = f"/games/{game_id}/host"
+    assert "Mute alice" in host.get(page).get_data(as_text=True)
+    saved = post(host, f"/games/{game_id}/chat/settings", {"muted": "1"}, page=page)
+    assert saved.status_code == 303
+    settings = app.test_client().get(f"/api/games/{game_id}/chat").get_json()
+    assert settings["muted"] == [1]
+    assert settings["spectators"] is False  # unticked on the form
+    stranger = post(app.test_client(), f"/games/{game_id}/chat/settings", {"muted": "0"},
+                    page="/new")
+    assert stranger.status_code == 403
+

@@ -117,7 +117,8 @@ def new_game_defaults() -> dict[str, Any]:
     form: dict[str, Any] = {"target_score": "200", "after_draw": "drawn_card", "dos_call": False,
                             "bonus_placement": "optional", "turn_time_limit": "86400", "me": "0",
                             "timeout_policy": "random", "forfeit_after": "",
-                            "vacation_days": "14", "title": "", "standing_dos": True}
+                            "vacation_days": "14", "title": "", "standing_dos": True,
+                            "chat_spectators": False}
     for index, kind in enumerate(("person", "person", "none", "none")):
         form[f"seat{index}_kind"] = kind
         for field in ("name", "email", "webhook"):

@@ -51,6 +51,26 @@ def say(game_id: str) -> Page:
     return redirect(url_for("web.table", game_id=game_id, _anchor="chat"), 303)
 
 
+@bp.post("/games/<game_id>/chat/settings")
+def chat_settings(game_id: str) -> Page:
+    """The host page's table talk settings: whether spectators write, which seats are muted."""
+    token = auth.host_token(game_id)
+    if token is None:
+        raise Problem(403, "host-only", _("Host only"),
+                      _("only the browser that created this game holds its host controls "
+                        "(or sign in with the host token)"))
+    muted = [whole_number(value, 0, 1000) for value in request.form.getlist("muted")][:8]
+    if None in muted:
+        raise Problem(422, "invalid-input", _("Invalid form"), _("choose seats to mute"))
+    try:
+        chat.set_settings(game_id, token, {"spectators": "spectators" in request.form,
+                                           "muted": muted})
+    except DomainError as error:
+        raise problem_of(error) from None
+    flash(_("The table talk settings were saved."))
+    return redirect(url_for("web.host", game_id=game_id, _anchor="chat-settings"), 303)
+
+
 @bp.get("/games/<game_id>/chat/messages")
 def chat_messages(game_id: str) -> Response:
     """Long-poll: the messages after ``after`` as the browser's seat sees them, as soon as
@@ -77,4 +97,4 @@ def chat_messages(game_id: str) -> Response:
     return response
 
 
-__all__ = ["chat_messages", "say"]
+__all__ = ["chat_messages", "chat_settings", "say"]

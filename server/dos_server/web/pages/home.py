@@ -79,6 +79,7 @@ def create_game() -> Page:
     form = {**new_game_defaults(), **request.form.to_dict()}
     form["dos_call"] = "dos_call" in request.form
     form["standing_dos"] = "standing_dos" in request.form
+    form["chat_spectators"] = "chat_spectators" in request.form
     seats: list[dict[str, Any]] = []
     seat_rows: list[int] = []  # the form's row of each seat of the body
     me_index: int | None = None
@@ -117,6 +118,7 @@ def create_game() -> Page:
         "options": {"after_draw": form.get("after_draw"), "dos_call": bool(form["dos_call"]),
                     "bonus_placement": form.get("bonus_placement")},
         "standing_dos": bool(form["standing_dos"]),
+        "chat_spectators": bool(form["chat_spectators"]),
     }
     if str(form.get("title", "")).strip():  # empty: an untitled game
         payload["title"] = str(form["title"])

@@ -7,7 +7,7 @@ from flask_babel import gettext as _
 
 from dos_server import urls
 from dos_server.problems import Problem
-from dos_server.services import access, lobby, read
+from dos_server.services import access, chat, lobby, read
 from dos_server.web import auth
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page
@@ -45,7 +45,8 @@ def host(game_id: str) -> Page:
     code_url = (urls.join_code_url(game_id, invites["invite_code"])
                 if invites["invite_code"] and body["status"] == "waiting" else None)
     return render_template("host.html", game=body, links=links, code_url=code_url,
-                           signed_in=auth.player_token(game_id) is not None)
+                           signed_in=auth.player_token(game_id) is not None,
+                           chat=chat.settings_body(game, viewer))
 
 
 @bp.post("/games/<game_id>/start")
