@@ -111,3 +111,21 @@ def test_the_new_game_form_and_the_host_page_set_the_chat(app: Flask) -> None:
                     page="/new")
     assert stranger.status_code == 403
 
+
+
+def test_the_settings_page_turns_chat_emails_on(app: Flask) -> None:
+    api = app.test_client()
+    created = api_game(api, [{"name": "alice"}, {"name": "bob"}])
+    tokens = [join_api(api, created["id"], invite["invite"]) for invite in created["invites"]]
+    browser = app.test_client()
+    sign_in_client(app, browser, created["id"], 0)
+    settings = f"/games/{created['id']}/settings"
+    assert 'name="chat_email" checked' not in browser.get(settings).get_data(as_text=True)
+    saved = post(browser, f"{settings}/notifications",
+                 {"chat_email_shown": "1", "chat_email": "on", "nudges_shown": "1",
+                  "nudges": "on"}, page=settings)
+    assert saved.status_code == 303, saved.get_data(as_text=True)
+    assert 'name="chat_email" checked' in browser.get(settings).get_data(as_text=True)
+    mine = api.get(f"/api/games/{created['id']}/chat",
+                   headers={"Authorization": f"Bearer {tokens[0]}"}).get_json()
+    assert mine["seat"]["email"] is True

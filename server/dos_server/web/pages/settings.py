@@ -13,7 +13,7 @@ from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
 from dos_server.problems import Problem, problem_of
 from dos_server.schemas import NotificationsIn, VacationIn
-from dos_server.services import access, lobby, notify, play, read, standing
+from dos_server.services import access, chat, lobby, notify, play, read, standing
 from dos_server.web import auth, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import FieldErrors, Page, whole_number
@@ -40,7 +40,7 @@ def _settings(game_id: str, status: int = 200, errors: FieldErrors | None = None
     viewer = access.authenticate(game, token, allow_host=False)
     body = read.game_body(game, viewer)
     stored = read.seat_settings_body(game, viewer)
-    settings = {**stored, **(typed or {})}
+    settings = {"chat_email": access.seat_of(game, seat).chat_email, **stored, **(typed or {})}
     until = timefmt.parse(stored["vacation_until"])
     return render_template("settings.html", game=body, settings=settings,
                            orders=standing.orders_body(game, seat),
@@ -110,6 +110,8 @@ def notifications(game_id: str) -> Page:
             raise
         errors.add_problem(problem, _field)
         return _settings(game_id, 422, errors, typed=typed)
+    if "chat_email_shown" in request.form:  # a form from before the checkbox keeps it
+        chat.set_settings(game_id, token, {"email": "chat_email" in request.form})
     reader.as_seat(access.get_game(game_id), seat)  # a language just chosen speaks at once
     flash(_("Notification settings saved."))
     if result.get("webhook_secret"):
