@@ -51,12 +51,18 @@ from dos_server.services.access import (
     locked,
     seat_of,
 )
+from dos_server.services.chat_history import (
+    email_line,
+    message_out,
+    messages_body,
+    recent,
+    since_look,
+)
 from dos_server.services.words import _
 
 MAX_CHARS = 500
 EMAIL_EVERY = timedelta(hours=1)  # per seat that takes an email per message
 EMAIL_MESSAGES = 30  # a coalesced email lists at most this many messages
-SINCE_LOOK = 20  # a your-turn email or digest shows at most this many messages
 PAGE_LIMIT = 200
 _NEWLINES = str.maketrans({"\r": "\n"})
 
@@ -203,11 +209,6 @@ def webhook_data(message: MessageRow) -> dict[str, Any]:
             "created_at": as_utc(message.created_at).isoformat()}
 
 
-def _email_line(message: MessageRow) -> dict[str, Any]:
-    return {"id": message.id, "name": shown_name(message), "text": message.body,
-            "at": as_utc(message.created_at).isoformat()}
-
-
 def _email(game: GameRow, seat: SeatRow, message: MessageRow, now: datetime) -> None:
     """At most one email an hour: now, if the last went out an hour ago or more; else the
     message joins the one email due when the hour is up."""
@@ -225,7 +226,7 @@ def _email(game: GameRow, seat: SeatRow, message: MessageRow, now: datetime) -> 
             payload = dict(mine.payload)
             data = dict(payload.get("data") or {})
             with i18n.in_language(notify.reader_language(seat)):
-                line = _email_line(message)
+                line = email_line(message)
             lines = [*data.get("messages", []), line][-EMAIL_MESSAGES:]
             payload["data"] = {**data, "messages": lines}
             mine.payload = payload  # a new object: the JSON column sees the change
@@ -236,84 +237,10 @@ def _email(game: GameRow, seat: SeatRow, message: MessageRow, now: datetime) -> 
     else:
         due = None
     with i18n.in_language(notify.reader_language(seat)):
-        line = _email_line(message)
+        line = email_line(message)
     notify.enqueue(game, "message", [seat], None, {"messages": [line]},
                    key=f"message-{message.id}", channels=("email",), due=due)
     seat.chat_emailed_at = due or now
-
-
-# -- reading ------------------------------------------------------------------------------------
-
-
-def shown_name(message: MessageRow) -> str:
-    """The author as readers see it (the host and spectators in the reader's language)."""
-    if message.author_kind == "host":
-        return _("the host")
-    if message.author_kind == "spectator":
-        return _("a spectator")
-    return message.author_name
-
-
-def message_out(message: MessageRow) -> dict[str, Any]:
-    return {"id": message.id, "seat": message.seat, "author": message.author_kind,
-            "name": shown_name(message), "text": message.body,
-            "created_at": as_utc(message.created_at).isoformat()}
-
-
-def _visible(query: Any, game: GameRow, viewer: Viewer) -> Any:
-    if viewer.seat is None:
-        return query
-    hidden = seat_of(game, viewer.seat).chat_hidden or []
-    if hidden:
-        query = query.where(or_(MessageRow.seat.is_(None), MessageRow.seat.not_in(hidden)))
-    return query
-
-
-def messages_body(game: GameRow, viewer: Viewer, after: int, limit: int,
-                  before: int | None = None) -> dict[str, Any]:
-    """Messages after ``after`` (an id), oldest first, at most ``limit``; with ``before``
-    (and ``after`` 0), the newest ``limit`` before that id: a page further back.
-
-    ``next_after`` is the ``after`` of the next page, ``last`` the game's newest message id.
-    The viewer's hidden seats are left out.
-    """
-    query = _visible(select(MessageRow).where(MessageRow.game_id == game.id), game, viewer)
-    if before is not None:
-        rows = list(reversed(db.session.execute(
-            query.where(MessageRow.id > after, MessageRow.id < before)
-            .order_by(MessageRow.id.desc()).limit(limit)).scalars().all()))
-    else:
-        rows = list(db.session.execute(
-            query.where(MessageRow.id > after).order_by(MessageRow.id).limit(limit)
-        ).scalars().all())
-    return {"messages": [message_out(m) for m in rows],
-            "next_after": rows[-1].id if rows and before is None else after,
-            "more": len(rows) == limit, "last": game.last_message_id}
-
-
-def recent(game: GameRow, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
-    """The newest ``limit`` messages the viewer sees, oldest first."""
-    query = _visible(select(MessageRow).where(MessageRow.game_id == game.id), game, viewer)
-    rows = db.session.execute(query.order_by(MessageRow.id.desc()).limit(limit)).scalars()
-    return [message_out(m) for m in reversed(list(rows))]
-
-
-def since_look(game: GameRow, seat: SeatRow, limit: int = SINCE_LOOK) -> list[dict[str, Any]]:
-    """What others said since ``seat`` last looked at the game (all, if it never did), as an
-    email lists it: oldest first, at most ``limit`` (the newest), in the current language."""
-    query = select(MessageRow).where(MessageRow.game_id == game.id,
-                                     or_(MessageRow.seat.is_(None),
-                                         MessageRow.seat != seat.index))
-    if seat.chat_hidden:
-        query = query.where(or_(MessageRow.seat.is_(None),
-                                MessageRow.seat.not_in(seat.chat_hidden)))
-    if seat.owner_key:
-        query = query.where(or_(MessageRow.author_key.is_(None),
-                                MessageRow.author_key != seat.owner_key))
-    if seat.last_seen_at is not None:
-        query = query.where(MessageRow.created_at > seat.last_seen_at)
-    rows = db.session.execute(query.order_by(MessageRow.id.desc()).limit(limit)).scalars()
-    return [_email_line(m) for m in reversed(list(rows))]
 
 
 def settings_body(game: GameRow, viewer: Viewer) -> dict[str, Any]:

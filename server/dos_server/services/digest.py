@@ -15,7 +15,7 @@ from dos_server import i18n, urls
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import DigestRow, GameRow, SeatRow, as_utc
-from dos_server.services import access, chat
+from dos_server.services import access, chat_history
 from dos_server.services.notify import (
     add_row,
     chosen_language,
@@ -48,7 +48,7 @@ def send_digests(now: datetime) -> int:
         languages[address] = languages.get(address) or chosen_language(seat)
         with i18n.in_language(chosen_language(seat)):
             names = seat_names(game)
-            said = chat.since_look(game, seat)
+            said = chat_history.since_look(game, seat)
         waiting.setdefault(address, []).append({
             "id": game.id,
             "game_title": game.title,

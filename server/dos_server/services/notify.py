@@ -27,7 +27,7 @@ from dos_engine.wording import describe
 from dos_server import i18n, tokens, urls
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow, NotificationRow, SeatRow, utcnow
-from dos_server.services import access, archive, attention
+from dos_server.services import access, archive, attention, chat_history
 from dos_server.services.access import get_game, seat_named_by
 
 EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over", "invited")
@@ -245,9 +245,7 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
                 and state.current == seat.index and not state.is_over:
             payload["since"] = since_last_turn(game, seat)
     if event in ("your_turn", "reminder"):
-        from dos_server.services import chat  # chat enqueues its own rows through this module
-
-        payload["chat"] = chat.since_look(game, seat)  # what was said since the seat looked
+        payload["chat"] = chat_history.since_look(game, seat)  # said since the seat looked
     return payload
 
 
