@@ -258,13 +258,38 @@ def test_no_answer_shows_another_seats_cards(app: Flask, client: FlaskClient,
     viewers: list[tuple[int | None, str | None]] = [(0, tokens[0]), (1, tokens[1]), (None, None),
                                                     (None, game["host_token"])]
 
+    # Table talk, a seat's hidden seats and its private notes: what one seat keeps for
+    # itself never appears in another's answers.
+    for seat in (0, 1):
+        said = client.post(f"/api/games/{game_id}/messages", json={"text": f"hi from {seat}"},
+                           headers=auth(tokens[seat]))
+        assert said.status_code == 201
+    assert client.patch(f"/api/games/{game_id}/chat", json={"hidden": [1]},
+                        headers=auth(tokens[0])).status_code == 200
+    with app.app_context():
+        db.session.execute(db.update(SeatRow).where(SeatRow.game_id == game_id,
+                                                    SeatRow.index == 0)
+                           .values(notes="NOTE-OF-SEAT-0"))
+        db.session.commit()
+        db.session.remove()
+
     def observe(kind: str, seat: int | None, body: Any) -> None:
         if kind == "game":
             for viewer, token in viewers:
-                for path in (f"/api/games/{game_id}", f"/api/games/{game_id}/events?limit=500"):
+                for path in (f"/api/games/{game_id}", f"/api/games/{game_id}/events?limit=500",
+                             f"/api/games/{game_id}/messages?limit=200",
+                             f"/api/games/{game_id}/chat"):
                     answer = client.get(path, headers=auth(token))
                     assert answer.status_code == 200
                     check(viewer, answer.get_json())
+                    text = answer.get_data(as_text=True)
+                    assert "NOTE-OF-SEAT-0" not in text, path
+                    if path.endswith("/chat") and viewer != 0:
+                        assert (answer.get_json()["seat"] or {}).get("hidden") in (None, []), path
+                    if path.endswith("limit=200"):
+                        shown = [m["text"] for m in answer.get_json()["messages"]]
+                        assert shown == (["hi from 0"] if viewer == 0 else
+                                         ["hi from 0", "hi from 1"]), (viewer, shown)
                 if viewer is not None:
                     check(viewer, client.get(f"/api/games/{game_id}/actions",
                                              headers=auth(token)).get_json())
