@@ -21,7 +21,7 @@ from flask.testing import FlaskClient
 from server_helpers import assert_problem, auth, create, join, stored_secrets
 
 from dos_server.extensions import db
-from dos_server.services import watch
+from dos_server.services import read, watch
 from testkit import PYTHONPATH, ROOT, SECRET
 
 NO_POLL = {"WEB_WAIT_POLL_SECONDS": 3600}  # only a wake-up can answer before `wait` runs out
@@ -204,6 +204,50 @@ def test_waiters_hold_no_connection_and_a_turn_goes_through(
     for waiter in idlers:
         waiter.join(90)
         assert waiter.answer["events"][0]["seq"] == idle_last + 1
+
+
+def test_woken_waiters_look_a_few_at_a_time_and_share_their_reads(
+        make_app: Callable[..., Flask], backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ordinary requests come first: a move that wakes twenty waiters of one seat makes a
+    few reads (the waiters with the same question share one), at most WEB_WAIT_LOOKS at once."""
+    app = make_app(**NO_POLL, WEB_WAIT_LOOKS=2)
+    listening(app, backend)
+    table = Table(app)
+    last = table.last()
+    looking = {"now": 0, "most": 0, "reads": 0}
+    counting = threading.Lock()
+    history_body = read.history_body
+
+    def counted(*args: Any) -> dict[str, Any]:
+        with counting:
+            looking["now"] += 1
+            looking["reads"] += 1
+            looking["most"] = max(looking["most"], looking["now"])
+        try:
+            time.sleep(0.05)  # a slow read: the others are woken while it lasts
+            return history_body(*args)
+        finally:
+            with counting:
+                looking["now"] -= 1
+
+    monkeypatch.setattr(read, "history_body", counted)
+    waiters = [Waiter(lambda: app.test_client().get(
+        f"/api/games/{table.id}/events?after={last}&wait=60", headers=auth(table.tokens[0])))
+        for _ in range(20)]
+    for waiter in waiters:
+        waiter.start()
+    parked(table.id, 20)
+    first_looks = looking["reads"]
+    table.draw()
+    for waiter in waiters:
+        waiter.join(90)
+    expected = table.events(0, f"after={last}")["events"]
+    assert expected
+    for waiter in waiters:
+        assert waiter.answer["events"] == expected
+    assert looking["most"] <= 2
+    assert first_looks < 20
+    assert looking["reads"] - first_looks - 1 < 20  # less the plain read just above
 
 
 @pytest.mark.parametrize("query", [

@@ -196,7 +196,8 @@ class History(MethodView):
             body["last"] = game.next_seq - 1
             return body
 
-        return watch.wait_until(game_id, look, lambda body: bool(body["events"]), query["wait"])
+        return watch.wait_until(game_id, look, lambda body: bool(body["events"]), query["wait"],
+                                key=("events", game_id, _bearer(), query["after"], query["limit"]))
 
 
 @blp.route("/<game_id>/record")

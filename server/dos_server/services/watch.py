@@ -13,16 +13,25 @@ What wakes a waiter:
   waiter looks again, since notifications may have been missed meanwhile.
 * Any backend: a commit in this process wakes this process's waiters of the games it wrote.
 * SQLite (commits by other processes), and PostgreSQL until its listener is in place: waiters
-  look again every ``WEB_WAIT_POLL_SECONDS``.
+  look again about every ``WEB_WAIT_POLL_SECONDS`` (each interval drawn from 0.5-1.5 times it,
+  so that waiters woken together do not all look together again and again).
+
+Waiters come second to ordinary requests: at most ``WEB_WAIT_LOOKS`` of a process's waiters
+look at once (and always fewer than its pool has connections), the others queue for their
+turn. When a move wakes hundreds of waiters, or hundreds of long-polls are asked again at once,
+their reads go through a few at a time, and a turn or a read of the game that arrives meanwhile
+finds a connection and the CPU free instead of queueing behind every one of them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import random
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar, cast
 
 from flask import current_app
 from sqlalchemy import Update, event, func
@@ -35,6 +44,7 @@ from dos_server.services import access
 
 CHANNEL = "dos_games"
 CHANGED = "dos_changed_games"  # Session.info key: the game ids this transaction wrote
+_LOOKS = "dos_wait_looks"  # app.extensions key: the semaphore of :func:`_looks`
 HEALTH_SECONDS = 30.0  # the listener checks its connection this often when nothing arrives
 log = logging.getLogger("dos_server.watch")
 
@@ -45,16 +55,19 @@ _waiters: dict[str, set[threading.Event]] = {}
 _parked: dict[str, int] = {}  # game id -> waiters parked between two looks (holding nothing)
 _listeners: dict[str, threading.Thread] = {}  # database URL -> its listener thread
 _ready: dict[str, threading.Event] = {}  # database URL -> set while its LISTEN is in place
+_shared: dict[Hashable, _SharedLook] = {}  # look key -> the read its waiters share
 _registered = False
 
 
 def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
-               timeout: float) -> T:
+               timeout: float, key: Hashable | None = None) -> T:
     """``look()`` now and each time the game may have changed, until ``done`` holds for what it
     returned or ``timeout`` seconds have passed; returns the last look.
 
     ``look`` reads the database (it may raise a problem: 404, 401...); no connection is held
-    between looks.
+    between looks. ``key``: everything the look's answer depends on (the game, who asks, what
+    they asked); waiters of this process with the same key that are due to look at the same
+    time share one read (its answer is shared too: nobody may change it).
     """
     deadline = time.monotonic() + timeout
     wake = threading.Event()
@@ -62,13 +75,14 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
         _waiters.setdefault(game_id, set()).add(wake)
     metrics.WAITERS.inc()
     try:
-        result = _look(look)
+        result = _look(look, key)
         while not done(result):
             left = deadline - time.monotonic()
             if left <= 0:
                 return result
             listening = _listening()
             poll = float(current_app.config.get("WEB_WAIT_POLL_SECONDS", 1.0))
+            poll *= random.uniform(0.5, 1.5)  # noqa: S311 - spreading looks, not a secret
             with _lock:
                 _parked[game_id] = _parked.get(game_id, 0) + 1
             try:
@@ -82,7 +96,7 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
             if listening and not woken:
                 return result
             wake.clear()
-            result = _look(look)
+            result = _look(look, key)
         return result
     finally:
         metrics.WAITERS.dec()
@@ -100,12 +114,70 @@ def parked(game_id: str) -> int:
         return _parked.get(game_id, 0)
 
 
-def _look(look: Callable[[], T]) -> T:
+class _SharedLook:
+    """One read that the waiters with the same key share: queued until it begins."""
+
+    def __init__(self) -> None:
+        self.began = False  # once it reads, a waiter woken since must read again by itself
+        self.over = threading.Event()
+        self.answered = False
+        self.answer: Any = None
+
+
+def _look(look: Callable[[], T], key: Hashable | None = None) -> T:
+    """A waiter's look, through the turnstile; with a ``key``, a read still queued with the
+    same key is joined instead of queueing another."""
+    if key is None:
+        return _read(look)
+    with _lock:
+        shared = _shared.get(key)
+        joined = shared is not None and not shared.began
+        if shared is None or not joined:
+            shared = _shared[key] = _SharedLook()
+    if joined:
+        shared.over.wait()
+        if shared.answered:
+            return cast(T, shared.answer)
+        return _read(look)  # it failed: this waiter meets its own problem
     try:
-        return look()
+        with _looks():
+            with _lock:
+                shared.began = True
+            shared.answer = _read(look, turnstile=False)
+            shared.answered = True
+            return cast(T, shared.answer)
     finally:
-        db.session.rollback()  # the connection goes back to the pool while we wait
-        db.session.close()
+        with _lock:
+            shared.began = True
+            if _shared.get(key) is shared:
+                del _shared[key]
+        shared.over.set()
+
+
+def _read(look: Callable[[], T], turnstile: bool = True) -> T:
+    with _looks() if turnstile else contextlib.nullcontext():
+        try:
+            return look()
+        finally:
+            db.session.rollback()  # the connection goes back to the pool while we wait
+            db.session.close()
+
+
+def _looks() -> threading.BoundedSemaphore:
+    """The app's turnstile for waiters' looks: ``WEB_WAIT_LOOKS`` at once, fewer than the
+    pool's connections (a pool without a size, SQLite's in memory, leaves it as it is)."""
+    extensions = current_app.extensions
+    turnstile: threading.BoundedSemaphore | None = extensions.get(_LOOKS)
+    if turnstile is None:
+        with _lock:
+            turnstile = extensions.get(_LOOKS)
+            if turnstile is None:
+                wanted = int(current_app.config["WEB_WAIT_LOOKS"])
+                size = getattr(db.engine.pool, "size", None)
+                if callable(size):
+                    wanted = min(wanted, int(size()) - 1)
+                turnstile = extensions[_LOOKS] = threading.BoundedSemaphore(max(1, wanted))
+    return turnstile
 
 
 def version_of(game_id: str) -> int:
@@ -116,7 +188,7 @@ def version_of(game_id: str) -> int:
 def wait_for_change(game_id: str, version: int, timeout: float) -> int:
     """The game's version once it differs from ``version``, or after ``timeout`` seconds."""
     return wait_until(game_id, lambda: access.get_game(game_id).version,
-                      lambda current: current != version, timeout)
+                      lambda current: current != version, timeout, key=("version", game_id))
 
 
 def _wake(game_ids: Any) -> None:
