@@ -82,7 +82,7 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
                 return result
             listening = _listening()
             poll = float(current_app.config.get("WEB_WAIT_POLL_SECONDS", 1.0))
-            poll *= random.uniform(0.5, 1.5)  # noqa: S311 - spreading looks, not a secret
+            poll *= random.uniform(0.5, 1.5)  # spreads the looks of many waiters
             with _lock:
                 _parked[game_id] = _parked.get(game_id, 0) + 1
             try:
