@@ -8,11 +8,13 @@ bot seats. Every API seat has a webhook on a receiver that answers 500 at random
 API seat of each game holds every standing order, and every other game has the DOS call (so
 orders draw, play forced moves, call and catch there). Now and then an API player says
 something at the table after its move, and every third emailed move carries a say line.
-Midway one web instance and one worker are killed with SIGKILL and started again.
+Midway one web instance and one worker
+are killed with SIGKILL and started again.
 
 Then: every game replays from its record to its stored state; every message said is stored
-once; every turn a player saw applied is in the history exactly once and nothing else is,
-beside the actions standing orders played in the same transactions; every outbox row was delivered exactly once (or, for webhooks,
+once; every turn a player saw applied
+is in the history exactly once and nothing else is, beside the actions standing orders played
+in the same transactions; every outbox row was delivered exactly once (or, for webhooks,
 dead-lettered after the whole retry schedule), or, a your-turn row held while its player was
 looking, dropped unsent because the player moved meanwhile; every emailed move was
 stored and processed once. Throughput and the kill/recovery times are figures: printed in the
