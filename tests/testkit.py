@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import errno
 import http.client
 import json
 import os
@@ -61,11 +62,49 @@ ROOT = Path(__file__).resolve().parents[1]
 PYTHONPATH = os.pathsep.join([str(ROOT / "server"), str(ROOT / "client")])
 
 
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+# Listening ports come from below the kernel's ephemeral range: a port the kernel handed out
+# (bind to 0) is also what it hands the next outgoing connection as its source port, so a
+# listener started a moment later finds it taken.
+LISTEN_PORTS = range(20000, max(20001, _ephemeral_low()))
+
+
 def free_port() -> int:
-    """A loopback port nothing listens on (yet)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port outside the ephemeral range that nothing listens on (yet)."""
+    for _ in range(200):
+        port = random.choice(LISTEN_PORTS)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free loopback port in {LISTEN_PORTS}")
+
+
+def listen(make: Callable[[int], Controller], port: int | None = None) -> Controller:
+    """``make(port)`` started: on ``port``, or on a free port, picked again should another
+    process take it between the look and the bind. A controller that fails to bind gets its
+    event loop closed (aiosmtpd leaves it open)."""
+    for attempt in range(5):
+        controller = make(port or free_port())
+        try:
+            controller.start()
+            return controller
+        except OSError as error:
+            if controller._thread is not None:
+                controller._thread.join(timeout=5)
+                controller._thread = None
+            controller.loop.close()
+            if port is not None or error.errno != errno.EADDRINUSE or attempt == 4:
+                raise
+    raise AssertionError("unreachable")
 
 
 # -- databases -------------------------------------------------------------------------------
@@ -211,7 +250,8 @@ class SmtpSink:
     ``email`` package. ``options`` go to aiosmtpd's ``Controller`` (TLS, an authenticator)."""
 
     def __init__(self, port: int | None = None, **options: Any) -> None:
-        self.port = port or free_port()
+        self.fixed_port = port
+        self.port = port or 0  # known once started
         self.options = options
         self.raw: list[tuple[str, list[str], bytes]] = []
         self.lock = threading.Lock()
@@ -223,8 +263,12 @@ class SmtpSink:
         return "250 OK"
 
     def start(self) -> Self:
-        self.controller = Controller(self, hostname="127.0.0.1", port=self.port, **self.options)
-        self.controller.start()
+        """Listen on the port named at construction, or on a free one (then ``self.port``)."""
+        def make(port: int) -> Controller:
+            self.port = port
+            return Controller(self, hostname="127.0.0.1", port=port, **self.options)
+
+        self.controller = listen(make, self.fixed_port)
         return self
 
     def stop(self) -> None:

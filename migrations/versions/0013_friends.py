@@ -1,6 +1,7 @@
 """friends: table talk, rematch series, private notes, ratings, when a game ended
 
-Games finished before this revision take their last update as the moment they ended.
+A game without finished_at (finished before this revision, or by the old code during a deploy)
+ended at its last update: readers use coalesce(finished_at, updated_at).
 
 Revision ID: e8b40013frn6
 Revises: d7a30012lng5
@@ -41,7 +42,6 @@ IDENTITY_COLUMNS = (
 def upgrade():
     for name, kind, extra in GAME_COLUMNS:
         op.add_column('games', sa.Column(name, kind, **extra))
-    op.execute("UPDATE games SET finished_at = updated_at WHERE status = 'finished'")
     op.create_index('ix_games_series_id', 'games', ['series_id'])
     for name, kind, extra in SEAT_COLUMNS:
         op.add_column('seats', sa.Column(name, kind, **extra))

@@ -18,7 +18,7 @@ from dos_server import worker
 from dos_server.extensions import db
 from dos_server.mailin import make_controller
 from dos_server.models import EventRow, GameRow, InboundMessageRow, NotificationRow
-from testkit import MAIL_DOMAIN, SmtpSink, build_app, dispose, free_port, start_by_host
+from testkit import MAIL_DOMAIN, SmtpSink, build_app, dispose, listen, start_by_host
 
 # The player's mail client is shared with the soak (tests/soak): it lives in testkit.py.
 from testkit import STYLES as STYLES
@@ -37,18 +37,16 @@ SEATS = [{"name": "Ann", "email": ANN}, {"name": "Bjørn Ødegård", "email": BJ
 
 class MailWorld:
     def __init__(self, url: str, tmp_path: Path) -> None:
-        self.sink = SmtpSink()
+        self.sink = SmtpSink().start()  # its port goes into the app's configuration
         self.app: Flask = build_app(
             url, INSTANCE_PATH=str(tmp_path / "instance"),
             SMTP_HOST="127.0.0.1", SMTP_PORT=self.sink.port, SMTP_SECURITY="none",
             MAIL_DOMAIN=DOMAIN, MAIL_FROM=f"DOS by mail <dos@{DOMAIN}>",
             INBOUND_SECRET=INBOUND_SECRET)
-        self.listener = make_controller(self.app, "127.0.0.1", free_port())
         self.client = self.app.test_client()
 
     def start(self) -> MailWorld:
-        self.sink.start()
-        self.listener.start()
+        self.listener = listen(lambda port: make_controller(self.app, "127.0.0.1", port))
         return self
 
     def stop(self) -> None:

@@ -24,7 +24,7 @@ from dos_server.extensions import db
 from dos_server.mailin import make_controller
 from dos_server.models import utcnow
 from dos_server.services import inbound
-from testkit import free_port
+from testkit import listen
 
 
 def _worker_pass_later(world: MailWorld, seconds: float = 3600) -> int:
@@ -123,8 +123,7 @@ def test_lmtp_listener_applies_and_answers(world: MailWorld) -> None:
     game_id = new_game(world)
     version, address, _ = current(world, game_id)
     email_in = latest(world, address)
-    listener = make_controller(world.app, "127.0.0.1", free_port(), lmtp=True)
-    listener.start()
+    listener = listen(lambda port: make_controller(world.app, "127.0.0.1", port, lmtp=True))
     try:
         with smtplib.LMTP("127.0.0.1", listener.port) as lmtp:
             code, _ = lmtp.ehlo()  # smtplib's LMTP sends LHLO

@@ -18,7 +18,6 @@ from mailtest_helpers import (
     DOMAIN,
     INBOUND_SECRET,
     MailWorld,
-    free_port,
     moves_of,
     reply_to,
     text_of,
@@ -30,7 +29,7 @@ from dos_server.extensions import db
 from dos_server.mailin import make_controller
 from dos_server.models import GameRow, InboundMessageRow, NotificationRow, SeatRow, utcnow
 from dos_server.services import inbound
-from testkit import start_by_host
+from testkit import listen, start_by_host
 
 ANN, BJORN = "ann@example.org", "bjorn@example.org"
 
@@ -231,8 +230,7 @@ def test_lmtp_answers_and_acts_per_recipient(world: MailWorld) -> None:
         mail = [m for m in world.sink.to(ANN) if m["X-DOS-Game"] == game_id and m["Reply-To"]]
         addresses.append(reply_to(mail[-1]))
     message = _human(ANN, ", ".join(addresses), "show")
-    listener = make_controller(world.app, "127.0.0.1", free_port(), lmtp=True)
-    listener.start()
+    listener = listen(lambda port: make_controller(world.app, "127.0.0.1", port, lmtp=True))
     try:
         answers = _lmtp(listener.port, ANN, addresses, bytes(message))
         assert [a[:3] for a in answers] == [b"250", b"250"]
