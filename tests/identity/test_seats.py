@@ -23,7 +23,7 @@ from identity_helpers import (
 )
 
 from dos_server.extensions import db
-from dos_server.models import SeatRow
+from dos_server.models import GameRow, SeatRow
 from testkit import SmtpSink
 
 ANN, BOB, HOST, NEW = ("ann@example.org", "bob@example.org", "host@example.org",
@@ -287,3 +287,35 @@ def test_your_turn_emails_link_to_all_your_games(mail_app: Flask, smtp: SmtpSink
     turn = [m for m in smtp.messages if m["X-DOS-Event"] == "your_turn"]
     assert turn
     assert f"All your games: {mail_app.config['PUBLIC_URL']}/me" in text_of(turn[0])
+
+
+def test_my_finished_games_are_listed_by_when_they_ended(mail_app: Flask, smtp: SmtpSink) -> None:
+    """Newest ending first, whatever the order they started in, and a later touch of the row
+    (a message at the table, an archive) does not move it."""
+    client = mail_app.test_client()
+    games = [create(client, [{"name": "ann", "email": ANN}, {"name": "bob", "email": BOB}])
+             for _ in range(3)]
+    tokens = [join_all(client, game) for game in games]
+    ended = [games[1], games[2], games[0]]
+    for game in ended:  # both resign: nobody is left playing, the game ends then
+        seat_tokens = tokens[games.index(game)]
+        for seat in (0, 1):
+            answer = client.post(f"/api/games/{game['id']}/resign", json={},
+                                 headers=auth(seat_tokens[seat]))
+            assert answer.status_code == 200, answer.get_data(as_text=True)
+    said = client.post(f"/api/games/{games[1]['id']}/messages", json={"text": "gg"},
+                       headers=auth(tokens[1][0]))
+    assert said.status_code in (201, 403), said.get_data(as_text=True)
+    with mail_app.app_context():  # the first to end is the last touched
+        row = db.session.get(GameRow, games[1]["id"])
+        assert row is not None
+        assert row.finished_at is not None
+        row.title = "touched later"
+        db.session.commit()
+        db.session.remove()
+    account = sign_in(client, mail_app, smtp, ANN)
+    listed = my_games(client, account)
+    assert [g["status"] for g in listed] == ["finished"] * 3
+    assert [g["game_id"] for g in listed] == [g["id"] for g in reversed(ended)]
+    stamps = [g["finished_at"] for g in listed]
+    assert stamps == sorted(stamps, reverse=True)

@@ -331,15 +331,19 @@ def _game_line(seat: SeatRow, game: GameRow) -> dict[str, Any]:
         "your_turn": current == seat.index and not seat.resigned,
         "deadline": game.turn_deadline.isoformat() if game.turn_deadline else None,
         "updated_at": as_utc(game.updated_at).isoformat(),
+        "finished_at": (as_utc(game.finished_at or game.updated_at).isoformat()
+                        if game.status == "finished" else None),
         "links": notify.links(game),
     }
 
 
 def my_games(bearer: str | None) -> dict[str, Any]:
-    """Every seat this identity opens: the games waiting on it first, then by deadline."""
+    """Every seat this identity opens: the games waiting on it first, then by deadline;
+    finished games by when they ended, newest first (a game finished before ``finished_at``
+    was kept, or by an older release, ended at its last update)."""
     account = authenticate(bearer)
     lines = [_game_line(seat, game) for seat, game in _owned(account.email_key)]
-    lines.sort(key=lambda g: g["updated_at"], reverse=True)
+    lines.sort(key=lambda g: g["finished_at"] or g["updated_at"], reverse=True)
     lines.sort(key=lambda g: (not g["your_turn"], STATUS_ORDER.get(g["status"], 9),
                               g["deadline"] is None, g["deadline"] or ""))
     return {"email": _address(account), "games": lines}

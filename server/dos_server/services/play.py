@@ -157,9 +157,7 @@ def end_now(game: GameRow, state: Game, reason: str, data: dict[str, Any]) -> No
 def _ended(game: GameRow, state: Game, reason: str,
            data: dict[str, Any] | None = None) -> EventRow:
     game.state = state.to_dict()
-    game.status = "finished"
-    game.turn_deadline = None
-    game.turn_started_at = None
+    mark_finished(game)
     scores = list(state.scores)
     row = append_event(game, None, "game_ended", {**(data or {}), "reason": reason,
                                                    "scores": scores})
@@ -215,13 +213,19 @@ def play_order(game: GameRow, state: Game, seat: int, action: Action) -> list[Ev
     return [row, *caused]
 
 
+def mark_finished(game: GameRow, now: datetime | None = None) -> None:
+    """Every way a game ends comes here: no turn clock runs, and ``finished_at`` says when."""
+    game.status = "finished"
+    game.finished_at = now or utcnow()
+    game.turn_deadline = None
+    game.turn_started_at = None
+
+
 def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | None = None) -> None:
     """Store the state; a new turn restarts the turn clock (deadline and reminders)."""
     game.state = state.to_dict()
     if state.is_over:
-        game.status = "finished"
-        game.turn_deadline = None
-        game.turn_started_at = None
+        mark_finished(game, now)
     elif state.turn_no != before.turn_no:
         start = now or utcnow()
         seat = seat_of(game, state.current)
