@@ -19,6 +19,7 @@ from __future__ import annotations
 import email
 import email.policy
 import errno
+import html
 import http.client
 import json
 import os
@@ -542,12 +543,16 @@ def write_reply(style: str, original: EmailMessage, command: str, sender: str,
     message["In-Reply-To"] = str(original["Message-ID"])
     message["References"] = str(original["Message-ID"])
     wrote = f"On Mon, 1 Jan 2029 at 10:00, DOS by mail <dos@{MAIL_DOMAIN}>"
+    # What a person typed, as mail clients put it in HTML: escaped, Gmail's lines split by
+    # <br>, Apple Mail's each in a <div>.
+    lines = [html.escape(line) for line in command.splitlines()] or [""]
+    gmail_lines, apple_lines = "<br>".join(lines), "".join(f"<div>{line}</div>" for line in lines)
     if style == "gmail":
         body = (f"{command}\n\n{wrote}\nwrote:\n\n"
                 + "".join(f"> {line}\n" for line in quoted.splitlines()))
         message.set_content(body)
         message.add_alternative(
-            f'<div dir="ltr">{command}</div><br><div class="gmail_quote">'
+            f'<div dir="ltr">{gmail_lines}</div><br><div class="gmail_quote">'
             f'<div class="gmail_attr">{wrote} wrote:<br></div>'
             f"<blockquote><pre>{quoted}</pre></blockquote></div>", subtype="html")
     elif style == "outlook":
@@ -557,7 +562,7 @@ def write_reply(style: str, original: EmailMessage, command: str, sender: str,
         message.set_content(body)
     elif style == "html":
         message.set_content(
-            f"<html><head><style>p {{margin: 0}}</style></head><body><div>{command}</div>"
+            f"<html><head><style>p {{margin: 0}}</style></head><body>{apple_lines}"
             f"<div>&nbsp;</div><div class=\"gmail_quote\">{wrote} wrote:<br>"
             f"<blockquote type=\"cite\"><pre>{quoted}</pre></blockquote></div></body></html>",
             subtype="html")

@@ -3,10 +3,12 @@ the same reply, through the real mail-in listener, answered over real SMTP."""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 from mailtest_helpers import (
     ANN,
     BJORN,
+    STYLES,
     MailWorld,
     current,
     latest,
@@ -60,6 +62,19 @@ def test_a_move_and_a_message_in_one_reply(world: MailWorld) -> None:
     assert world.inbound()[-1] == ("processed", "applied")
     assert world.game(game_id)[0] > version
     assert _said(world, game_id) == [(seat, "take that")]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_move_and_a_message_in_one_reply_from_every_mail_client(world: MailWorld,
+                                                                   style: str) -> None:
+    game_id = new_game(world)
+    version, mover, _state = current(world, game_id)
+    seat = 0 if mover == ANN else 1
+    answer = _reply(world, mover, "1\nsay take that, <you> & all", style)
+    assert "Applied:" in answer, answer
+    assert world.inbound()[-1] == ("processed", "applied")
+    assert world.game(game_id)[0] > version
+    assert _said(world, game_id) == [(seat, "take that, <you> & all")]
 
 
 def test_a_refused_move_or_message_applies_nothing_of_the_reply(world: MailWorld) -> None:
