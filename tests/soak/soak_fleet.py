@@ -249,6 +249,7 @@ class SoakGame:
     # What the players saw applied: version -> (seat, actions); for email, actions are None.
     applied: dict[int, tuple[int, list[str] | None]] = field(default_factory=dict)
     replied: set[int] = field(default_factory=set)  # email: the versions answered
+    said: list[tuple[int, str]] = field(default_factory=list)  # table talk: (seat, text) posted
     waiting_since: float = 0.0
 
     def seats(self) -> list[dict[str, Any]]:
@@ -426,6 +427,13 @@ class Players:
         self.learn(game, body["game"])
         with self.lock:
             self.turns += 1
+        if game.rng.random() < 0.25:  # now and then a word at the table, after the move
+            text = f"v{body['version']} from seat {seat} <ok> & done"
+            said = self.api.call("POST", f"/api/games/{game.id}/messages", token,
+                                 {"text": text})
+            assert said.status_code == 201, said.text
+            assert said.json()["text"] == text
+            game.said.append((seat, text))
 
     def email_turn(self, game: SoakGame, seat: int) -> float:
         address = game.email[seat]
@@ -446,6 +454,10 @@ class Players:
         game.waiting_since = 0.0
         listed = moves_of(message)
         command = str(game.rng.randint(1, len(listed)))
+        if game.version % 3 == 0:  # a move and a message in one reply
+            text = f"v{game.version} by email"
+            command += f"\nsay {text}"
+            game.said.append((seat, text))
         reply = write_reply(STYLES[game.version % len(STYLES)], message, command, address,
                             name="Eve")
         with smtplib.SMTP("127.0.0.1", self.mailin_port, timeout=60) as smtp:

@@ -6,16 +6,17 @@ games are created and played at once to the end by scripted players: by API over
 instances, by email replies (read from a real SMTP sink, sent to the mail-in listener) and by
 bot seats. Every API seat has a webhook on a receiver that answers 500 at random. The first
 API seat of each game holds every standing order, and every other game has the DOS call (so
-orders draw, play forced moves, call and catch there). Midway one web instance and one worker
-are killed with SIGKILL and started again.
+orders draw, play forced moves, call and catch there). Now and then an API player says
+something at the table after its move, and every third emailed move carries a say line.
+Midway one web instance and one worker are killed with SIGKILL and started again.
 
-Then: every game replays from its record to its stored state; every turn a player saw applied
-is in the history exactly once and nothing else is, beside the actions standing orders played
-in the same transactions; every outbox row was delivered exactly once (or, for webhooks,
-dead-lettered after the whole retry schedule), or, a your-turn row held while its player was
-looking, dropped unsent because the player moved meanwhile; every emailed move was
-stored and processed once. Throughput and the kill/recovery times are figures: printed in the
-test summary, never asserted.
+Then: every game replays from its record to its stored state; every message said is stored
+once; every turn a player saw applied is in the history exactly once and nothing else is,
+beside the actions standing orders played in the same transactions; every outbox row was
+delivered exactly once (or, for webhooks, dead-lettered after the whole retry schedule), or, a
+your-turn row held while its player was looking, dropped unsent because the player moved
+meanwhile; every emailed move was stored and processed once. Throughput and the kill/recovery
+times are figures: printed in the test summary, never asserted.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from dos_server.models import (
     EventRow,
     GameRow,
     InboundMessageRow,
+    MessageRow,
     NotificationRow,
     SeatRow,
 )
@@ -187,6 +189,8 @@ class World:
             # (then sent, pushed back or dropped when they moved meanwhile)
             "DOS_ACTIVE_SECONDS": str(ACTIVE_SECONDS),
             "DOS_LOOK_EVERY_SECONDS": "0.2",
+            # table talk: the players' words never meet the per-seat rate limit
+            "DOS_CHAT_PER_MINUTE": "10000",
         })
         self.games: list[SoakGame] = []
         self.players: Players | None = None
@@ -291,7 +295,7 @@ class World:
         turn a player saw applied exactly once, and no other turn."""
         assert self.players is not None
         api = self.players.api
-        actions = by_order = 0
+        actions = by_order = messages = 0
         bots = {(seat.game_id, seat.index) for seat in db.session.execute(
             sa.select(SeatRow).where(SeatRow.bot.is_not(None))).scalars()}
         for game in self.games:
@@ -333,7 +337,15 @@ class World:
                 assert turns[version][0] == seat, (game.id, version)
                 if applied is not None:  # an API turn: exactly the actions it was told
                     assert turns[version][1] == applied, (game.id, version)
+            # table talk: every message said (by API or in an emailed move) stored once
+            stored = db.session.execute(sa.select(MessageRow).where(
+                MessageRow.game_id == game.id).order_by(MessageRow.id)).scalars().all()
+            assert sorted((m.seat, m.body) for m in stored) == sorted(game.said), game.id
+            assert row.last_message_id == (stored[-1].id if stored else 0), game.id
+            messages += len(stored)
         figures["actions"] = actions
+        figures["messages"] = messages
+        assert messages, "no table talk in the soak"
         figures["actions_by_standing_order"] = by_order
         assert by_order, "no standing order played in the soak"
 
