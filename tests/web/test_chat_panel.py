@@ -5,6 +5,8 @@ email; without the script the form is a plain POST and 303; text is shown as tex
 
 from __future__ import annotations
 
+import html
+
 import sqlalchemy as sa
 from browsing import Site, any_site, browser, new_page, sign_in
 from flask import Flask
@@ -15,9 +17,9 @@ from web_helpers import sign_in as sign_in_client
 
 from dos_server.extensions import db
 from dos_server.models import NotificationRow
-from testkit import backend, db_url
+from testkit import SmtpSink, backend, db_url, run_worker, smtp, text_of
 
-__all__ = ["any_site", "backend", "browser", "db_url"]
+__all__ = ["any_site", "backend", "browser", "db_url", "smtp"]
 
 HOSTILE = "<b>bold?</b> {{ 7*7 }} & ລາວ"
 
@@ -33,8 +35,8 @@ def _your_turn_chat(site: Site, game_id: str, seat: int) -> list[str]:
     return said
 
 
-def test_a_line_typed_in_one_browser_appears_in_the_other(browser: Browser,
-                                                          any_site: Site) -> None:
+def test_a_line_typed_in_one_browser_appears_in_the_other(browser: Browser, any_site: Site,
+                                                          smtp: SmtpSink) -> None:
     site = any_site
     names = ["alice", "bob"]
     game_id, tokens = site.game([{"name": n, "email": f"{n}@example.org"} for n in names])
@@ -68,6 +70,16 @@ def test_a_line_typed_in_one_browser_appears_in_the_other(browser: Browser,
                                json={"version": listing["version"], "number": 1})
         assert played.status_code == 200, played.get_data(as_text=True)
     assert HOSTILE in _your_turn_chat(site, game_id, other)
+    # ... and the worker mails it: in the text as typed, in the HTML as text, never markup.
+    site.app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=smtp.port, SMTP_SECURITY="none")
+    run_worker(site.app, passes=5)
+    (mail,) = [m for m in smtp.to(f"{names[other]}@example.org")
+               if "your turn" in str(m["Subject"]).lower()][-1:]
+    assert HOSTILE in text_of(mail)
+    html_part = mail.get_body(preferencelist=("html",))
+    assert html_part is not None
+    assert html.escape(HOSTILE, quote=False) in str(html_part.get_content())
+    assert "<b>bold?</b>" not in str(html_part.get_content())
 
 
 def test_without_the_script_the_form_posts_and_redirects(app: Flask) -> None:
