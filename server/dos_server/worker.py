@@ -58,7 +58,6 @@ import click
 from flask import Flask, current_app
 from sqlalchemy import delete, or_, select
 
-from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server import metrics
 from dos_server.database import write_transaction
 from dos_server.delivery import DeliveryError, webhooks
@@ -383,19 +382,20 @@ def check_deadlines(now: datetime) -> int:
 
 
 def play_bot_turns(now: datetime) -> int:
-    """Play the searching bots whose turn it is; returns how many games moved.
+    """Play the bots whose turn it is; returns how many games moved.
 
-    The database finds the games (no state leaves it): an active game whose stored state names
-    as the player to move (``state.current``, no winner yet) a seat holding a searching bot that
-    has not resigned. Each is then locked and checked again, so a game another worker has just
-    played is skipped.
+    Requests leave the worker a searching bot's turn, and the rest of a tail of bot turns
+    longer than a request plays (services/play.py, REQUEST_BOT_ACTIONS). The database finds the
+    games (no state leaves it): an active game whose stored state names as the player to move
+    (``state.current``, no winner yet) a bot's or a resigned seat. Each is then locked and
+    checked again, so a game another worker has just played is skipped.
     """
     state = GameRow.state
     ids = db.session.execute(
         select(GameRow.id)
         .join(SeatRow, SeatRow.game_id == GameRow.id)
-        .where(GameRow.status == "active", SeatRow.bot.in_(sorted(SEARCH_LEVELS)),
-               SeatRow.resigned.is_(False),
+        .where(GameRow.status == "active",
+               or_(SeatRow.bot.is_not(None), SeatRow.resigned.is_(True)),
                state["current"].as_integer() == SeatRow.index,
                state["winner"].as_integer().is_(None))
         .order_by(GameRow.updated_at)

@@ -83,3 +83,34 @@ def test_the_client_offers_the_same_bots() -> None:
 def test_every_bot_offered_is_a_strategy() -> None:
     assert list(BOTS) == list(STRATEGIES)
     assert tuple(BOTS) == BOT_STRATEGIES
+
+
+def test_a_long_tail_of_bot_turns_is_cut_short_and_the_worker_plays_it_on(
+    app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request plays at most REQUEST_BOT_ACTIONS of bots after its move (then stops at a bot's
+    turn); the worker plays the rest in bounded steps, and the record replays to the state."""
+    from dos_server.services import play
+
+    monkeypatch.setattr(play, "REQUEST_BOT_ACTIONS", 1)
+    monkeypatch.setattr(play, "WORKER_BOT_ACTIONS", 1)
+    game = create(client, [{"name": "ann"}, {"bot": "greedy"}, {"bot": "random"},
+                           {"bot": "greedy"}], target_score=1)
+    game_id = game["id"]
+    token = join(client, game_id, invite=game["invites"][0]["invite"])["player_token"]
+    worker_steps = 0
+    for _ in range(2000):
+        body = client.get(f"/api/games/{game_id}", headers=auth(token)).get_json()
+        if body["status"] == "finished":
+            break
+        if body["view"]["current"] == 0:
+            _post(client, game_id, token)
+            continue
+        with app.app_context():
+            assert worker.play_bot_turns(utcnow()) == 1
+        worker_steps += 1
+    else:
+        raise AssertionError("the game did not finish")
+    assert worker_steps > 0  # bots were left to the worker
+    record = client.get(f"/api/games/{game_id}/record").get_json()
+    assert replay(GameRecord.from_dict(record)) == stored_state(app, game_id)

@@ -72,7 +72,11 @@ from dos_server.services.access import (
 )
 from dos_server.services.words import _, engine_detail
 
-MAX_BOT_ACTIONS_PER_REQUEST = 20_000
+# A request's tail (bots and standing orders after a move) stops at the first bot turn after
+# this many actions and leaves the rest to the worker, which plays on in steps of
+# WORKER_BOT_ACTIONS under one lock each: no request, and no lock, lasts as long as a game.
+REQUEST_BOT_ACTIONS = 48
+WORKER_BOT_ACTIONS = 400
 
 
 @dataclass(frozen=True)
@@ -175,14 +179,14 @@ def searching_bot(seat: SeatRow) -> bool:
 def run_bots(game: GameRow, state: Game, in_worker: bool = False) -> list[EventRow]:
     """Bots (and resigned seats, played by ``random``) move right after the turn before them.
 
-    Outside the worker this stops before a searching bot's turn: the request returns at once,
-    and the worker's next pass plays that bot (:func:`play_waiting_bots`).
+    Outside the worker this stops before a searching bot's turn, and at the first bot turn
+    after REQUEST_BOT_ACTIONS actions: the request returns at once, and the worker's next pass
+    plays on (:func:`play_waiting_bots`), WORKER_BOT_ACTIONS at a time.
     """
     seats = {seat.index: seat for seat in game.seats}
     rows: list[EventRow] = []
-    for _step in range(MAX_BOT_ACTIONS_PER_REQUEST):
-        if state.is_over:
-            return rows
+    budget = WORKER_BOT_ACTIONS if in_worker else REQUEST_BOT_ACTIONS
+    while not state.is_over:
         seat = seats[state.current]
         at_rest = not (seat.bot or seat.resigned) or (searching_bot(seat) and not in_worker)
         # Standing orders interleave with the bots (services/orders.py says when each plays).
@@ -190,15 +194,22 @@ def run_bots(game: GameRow, state: Game, in_worker: bool = False) -> list[EventR
         if due is not None:
             rows += play_order(game, state, *due)
             continue
-        if at_rest:
-            return rows
+        if at_rest or len(rows) >= budget:
+            break
         strategy = make_strategy(seat.bot or "random", f"{state.seed}:{state.actions_played}")
         legal = state.legal_actions(seat.index)
         action = strategy(state.view(seat.index), legal)
         events = state.play(action, seat.index)
         rows.append(append_action(game, seat.index, action.text()))
         rows += append_events(game, events)
-    raise RuntimeError("bots did not finish within the per-request limit")
+    return rows
+
+
+def bot_to_play(game: GameRow, state: Game) -> bool:
+    """A bot (or a resigned seat) is to move and no person's turn comes first: the worker
+    plays it (a searching bot, or the rest of a request's capped tail)."""
+    seat = seat_of(game, state.current)
+    return not state.is_over and bool(seat.bot or seat.resigned)
 
 
 def play_order(game: GameRow, state: Game, seat: int, action: Action) -> list[EventRow]:
@@ -466,9 +477,10 @@ def resign_seat(game: GameRow, index: int) -> None:
 
 
 def play_waiting_bots(game: GameRow, now: datetime) -> bool:
-    """The worker plays a searching bot whose turn it is (``game`` locked); True if it did."""
+    """The worker plays the bots whose turn it is (``game`` locked), WORKER_BOT_ACTIONS at
+    most; True if it did."""
     state = engine_state(game)
-    if state.is_over or not searching_bot(seat_of(game, state.current)):
+    if not bot_to_play(game, state):
         return False
     game.version += 1
     after_move(game, state, TurnMark.of(state), [], now, in_worker=True)
@@ -510,6 +522,7 @@ __all__ = [
     "append_event",
     "apply_timeout",
     "apply_turn",
+    "bot_to_play",
     "deal",
     "end_now",
     "play_waiting_bots",
