@@ -9,7 +9,7 @@ identity's export (the owner's export has them: services/account.py).
 
 Transactions: :func:`set_notes` owns its own, like the lobby's seat settings; a read takes no
 lock. Writing notes changes no table: the game's ``version`` stays, so no move in the making
-goes stale and no long-poll wakes.
+goes stale.
 """
 
 from __future__ import annotations
