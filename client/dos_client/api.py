@@ -144,6 +144,13 @@ class DosApi:
         return self._call("PUT", f"/api/games/{game_id}/seats/{seat}/orders",
                           json={"orders": orders})
 
+    def notes(self, game_id: str, seat: int) -> dict[str, Any]:
+        return self._call("GET", f"/api/games/{game_id}/seats/{seat}/notes")
+
+    def set_notes(self, game_id: str, seat: int, text: str) -> dict[str, Any]:
+        return self._call("PUT", f"/api/games/{game_id}/seats/{seat}/notes",
+                          json={"text": text})
+
     def rotate_token(self, game_id: str, seat: int) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/seats/{seat}/token")
 

@@ -249,6 +249,16 @@ class OrdersIn(Schema):
                                  "dos, catch ([] for none)"})
 
 
+class NotesIn(Schema):
+    # No length here: the service counts characters after normalizing line breaks, and says
+    # how many there are (services/notes.py).
+    text = ma.fields.String(
+        required=True,
+        metadata={"description": "plain text, at most 10000 characters once stripped; "
+                  "newlines and tabs are kept, other control characters refused; \"\" "
+                  "clears the notes"})
+
+
 class JoinIn(Schema):
     invite = ma.fields.String(validate=validate.Length(min=1, max=500))
     code = ma.fields.String(validate=validate.Length(min=1, max=64))

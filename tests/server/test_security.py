@@ -28,7 +28,9 @@ from dos_server.extensions import db
 from dos_server.logs import JsonFormatter
 from dos_server.models import SeatRow
 from dos_server.tokens import SALTS
-from testkit import SECRET
+from testkit import SECRET, Receiver, SmtpSink, run_worker, smtp
+
+__all__ = ["smtp"]
 
 
 @pytest.fixture
@@ -298,6 +300,139 @@ def test_no_answer_shows_another_seats_cards(app: Flask, client: FlaskClient,
 
     play_game(client, game_id, tokens, seed=seed, observe=observe)
     assert check.checked > 20
+
+
+def _decoded(message: Any) -> str:
+    """Everything a mail client could show of an email: its headers and every text part,
+    decoded (base64 or quoted-printable bodies would hide a plain search of the bytes)."""
+    parts = [f"{name}: {value}" for name, value in message.items()]
+    for part in message.walk():
+        if part.get_content_maintype() == "text":
+            parts.append(str(part.get_content()))
+    return "\n".join(parts)
+
+
+def _account_token(app: Flask, client: FlaskClient, address: str) -> str:
+    """Sign in as ``address`` through the API, with the code its sign-in email carries."""
+    from dos_server.models import LoginCodeRow
+    from dos_server.services import account
+
+    assert client.post("/api/login", json={"email": address}).status_code == 202
+    with app.app_context():
+        row = db.session.execute(db.select(LoginCodeRow).where(
+            LoginCodeRow.email_key == address).order_by(LoginCodeRow.created_at.desc())
+        ).scalars().first()
+        assert row is not None
+        code = account.login_code(row.nonce)
+        db.session.remove()
+    verified = client.post("/api/login/verify", json={"email": address, "code": code})
+    assert verified.status_code == 200, verified.get_data(as_text=True)
+    return str(verified.get_json()["account_token"])
+
+
+def test_a_seats_notes_reach_no_other_answer_email_or_webhook(
+        make_app: Callable[..., Flask], smtp: SmtpSink) -> None:
+    """Notes written through the API by two seats appear in no other viewer's game, actions,
+    events, table talk, record or pages, in no email (your turn, digest, game over) and no
+    webhook body, nor in another identity's export; the owner's export has them."""
+    receiver = Receiver().start()
+    try:
+        app = make_app(SMTP_HOST="127.0.0.1", SMTP_PORT=smtp.port, SMTP_SECURITY="none",
+                       WEBHOOK_ALLOW_PRIVATE=True, ACTIVE_SECONDS=0)
+        client = app.test_client()
+        names = ["ann", "bob", "cid"]
+        created = create(client, [{"name": n, "email": f"{n}@example.org"} for n in names],
+                         target_score=1)
+        game_id = created["id"]
+        tokens = {invite["seat"]: join(client, game_id, invite=invite["invite"])["player_token"]
+                  for invite in created["invites"]}
+        for seat in (0, 1):  # webhooks for ann and bob, the daily digest for cid
+            hooked = client.put(f"/api/games/{game_id}/seats/{seat}/notifications",
+                                json={"webhook_url": receiver.url(f"/hook{seat}")},
+                                headers=auth(tokens[seat]))
+            assert hooked.status_code == 200, hooked.get_data(as_text=True)
+        assert client.put(f"/api/games/{game_id}/seats/2/notifications", json={"digest": True},
+                          headers=auth(tokens[2])).status_code == 200
+        notes = {0: "NOTE-ANN-7f3q hold the greens", 1: "NOTE-BOB-k2x9 ann bluffs"}
+        for seat, text in notes.items():
+            written = client.put(f"/api/games/{game_id}/seats/{seat}/notes",
+                                 json={"text": text}, headers=auth(tokens[seat]))
+            assert written.status_code == 200, written.get_data(as_text=True)
+        # Something an email and a webhook do carry (ann takes an email per message), so that
+        # the search below is known to read what they say.
+        assert client.patch(f"/api/games/{game_id}/chat", json={"email": True},
+                            headers=auth(tokens[0])).status_code == 200
+        assert client.post(f"/api/games/{game_id}/messages", json={"text": "TALK-m4r1"},
+                           headers=auth(tokens[2])).status_code == 201
+        viewers = [(0, tokens[0]), (1, tokens[1]), (2, tokens[2]), (None, None),
+                   (None, created["host_token"])]
+
+        def others_see_no_notes(with_record: bool = False) -> None:
+            paths = [f"/api/games/{game_id}", f"/api/games/{game_id}/events?limit=500",
+                     f"/api/games/{game_id}/messages?limit=200", f"/api/games/{game_id}/chat",
+                     f"/api/games/{game_id}/votes", f"/api/games/{game_id}/actions"]
+            if with_record:
+                paths.append(f"/api/games/{game_id}/record")
+            for viewer, token in viewers:
+                for path in paths:
+                    answer = client.get(path, headers=auth(token))
+                    text = answer.get_data(as_text=True)
+                    for seat, note in notes.items():
+                        if seat != viewer:
+                            assert note not in text, (viewer, path)
+                        # Not even the seat's own: notes leave only by their own route.
+                        assert note.split()[0] not in text, (viewer, path)
+
+        observed = [0]
+        digested: list[bool] = []  # truthy once a worker pass ran on cid's turn
+
+        def observe(kind: str, _seat: int | None, body: Any) -> None:
+            if kind == "game":
+                observed[0] += 1
+                waits_on_cid = body["status"] == "active" and body["view"]["current"] == 2
+                if observed[0] % 5 == 1 or (waits_on_cid and not any(digested)):
+                    others_see_no_notes()
+                    run_worker(app)  # the emails and webhooks of the moves so far
+                    digested.append(waits_on_cid)  # the digest lists games waiting on cid
+            for note in notes.values():
+                assert note.split()[0] not in json.dumps(body)
+
+        play_game(client, game_id, tokens, seed=5, observe=observe)
+        run_worker(app, passes=5)
+        others_see_no_notes(with_record=True)
+        for path in (f"/games/{game_id}", f"/games/{game_id}/history",
+                     f"/games/{game_id}/record"):
+            page = app.test_client().get(path).get_data(as_text=True)
+            assert all(note.split()[0] not in page for note in notes.values()), path
+
+        mails = smtp.messages
+        kinds = {str(m["X-DOS-Event"]) for m in mails}
+        assert {"your_turn", "digest", "game_over"} <= kinds, kinds
+        said = [m for m in mails if "TALK-m4r1" in _decoded(m)]
+        assert said, "no email showed the table talk: the search reads nothing"
+        for mail in mails:
+            shown = _decoded(mail)
+            for note in notes.values():
+                assert note.split()[0] not in shown, (mail["X-DOS-Event"], mail["To"])
+        hooks = receiver.all()
+        assert any(b"TALK-m4r1" in r.body for r in hooks)
+        assert {r.json["type"] for r in hooks} >= {"game.message", "game.your_turn", "game.game_over"}, \
+            {r.json["type"] for r in hooks}
+        for delivered in hooks:
+            for note in notes.values():
+                assert note.split()[0].encode() not in delivered.body, delivered.json["type"]
+
+        # Exports: bob's has his notes and none of ann's; ann's has hers alone.
+        for seat, address in ((1, "bob@example.org"), (0, "ann@example.org")):
+            account_token = _account_token(app, client, address)
+            exported = client.get("/api/me/export", headers=auth(account_token))
+            assert exported.status_code == 200
+            text = exported.get_data(as_text=True)
+            assert notes[seat] in text
+            assert notes[1 - seat].split()[0] not in text
+            assert "NOTE-" not in text.replace(notes[seat], "")
+    finally:
+        receiver.stop()
 
 
 # -- logs ---------------------------------------------------------------------------------

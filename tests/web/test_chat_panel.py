@@ -6,6 +6,7 @@ email; without the script the form is a plain POST and 303; text is shown as tex
 from __future__ import annotations
 
 import html
+from html import unescape
 
 import sqlalchemy as sa
 from browsing import Site, any_site, browser, new_page, sign_in
@@ -141,3 +142,72 @@ def test_the_settings_page_turns_chat_emails_on(app: Flask) -> None:
     mine = api.get(f"/api/games/{created['id']}/chat",
                    headers={"Authorization": f"Bearer {tokens[0]}"}).get_json()
     assert mine["seat"]["email"] is True
+
+
+def test_a_player_hides_another_seats_messages_from_the_panel(app: Flask) -> None:
+    api = app.test_client()
+    created = api_game(api, [{"name": "alice"}, {"name": "bob"}, {"name": "cid"}])
+    tokens = [join_api(api, created["id"], invite["invite"]) for invite in created["invites"]]
+    game_id = created["id"]
+    table = f"/games/{game_id}"
+    for seat, text in ((1, "BOB-SAYS-1"), (2, "CID-SAYS-2")):
+        assert api.post(f"/api/games/{game_id}/messages", json={"text": text},
+                        headers={"Authorization": f"Bearer {tokens[seat]}"}).status_code == 201
+    browsers = {}
+    for seat in (0, 1, 2):
+        browsers[seat] = app.test_client()
+        sign_in_client(app, browsers[seat], game_id, seat)
+    alice = browsers[0]
+    page = unescape(alice.get(table).get_data(as_text=True))
+    assert "Hide bob's messages" in page
+    assert "Hide cid's messages" in page
+    assert "Hide alice's messages" not in page  # never your own
+    hidden = post(alice, f"{table}/chat/hide", {"seat": "1", "do": "hide"}, page=table)
+    assert hidden.status_code == 303, hidden.get_data(as_text=True)
+    assert hidden.headers["Location"].endswith(f"{table}#chat")
+    page = unescape(alice.get(table).get_data(as_text=True))
+    assert "You no longer see bob's messages here; the others still do." in page
+    assert "BOB-SAYS-1" not in page
+    assert "CID-SAYS-2" in page
+    assert "You hide bob's messages." in page
+    assert "Show them again" in page
+    # For alice alone: bob, cid and a spectator still read bob's message.
+    for reader in (browsers[1], browsers[2], app.test_client()):
+        assert "BOB-SAYS-1" in reader.get(table).get_data(as_text=True)
+    spectator = app.test_client().get(table).get_data(as_text=True)
+    assert 'id="chat-hide"' not in spectator
+    assert api.get(f"/api/games/{game_id}/chat", headers={
+        "Authorization": f"Bearer {tokens[0]}"}).get_json()["seat"]["hidden"] == [1]
+    # Hiding cid too keeps bob hidden; showing bob again keeps cid hidden.
+    post(alice, f"{table}/chat/hide", {"seat": "2", "do": "hide"}, page=table)
+    post(alice, f"{table}/chat/hide", {"seat": "1", "do": "show"}, page=table)
+    page = unescape(alice.get(table).get_data(as_text=True))
+    assert "BOB-SAYS-1" in page
+    assert "CID-SAYS-2" not in page
+    # Refused: your own seat, a form without its seat, no CSRF token, no seat signed in.
+    own = post(alice, f"{table}/chat/hide", {"seat": "0", "do": "hide"}, page=table)
+    assert own.status_code == 422
+    assert "cannot hide your own messages" in own.get_data(as_text=True)
+    assert post(alice, f"{table}/chat/hide", {"seat": "x", "do": "hide"},
+                page=table).status_code == 422
+    assert alice.post(f"{table}/chat/hide", data={"seat": "1", "do": "hide"}).status_code == 403
+    assert post(app.test_client(), f"{table}/chat/hide", {"seat": "1", "do": "hide"},
+                page="/new").status_code == 401
+    assert api.get(f"/api/games/{game_id}/chat", headers={
+        "Authorization": f"Bearer {tokens[0]}"}).get_json()["seat"]["hidden"] == [2]
+
+
+def test_the_hide_button_works_in_a_browser(browser: Browser, any_site: Site) -> None:
+    site = any_site
+    game_id, tokens = site.game([{"name": "alice", "email": "alice@example.org"},
+                                 {"name": "bob", "email": "bob@example.org"}])
+    assert site.api.post(f"/api/games/{game_id}/messages", json={"text": "BOB-SAYS-HI"},
+                         headers={"Authorization": f"Bearer {tokens[1]}"}).status_code == 201
+    page = new_page(browser)
+    sign_in(page, site, game_id, 0, "alice")
+    expect(page.locator("#chat-log")).to_contain_text("BOB-SAYS-HI")
+    page.get_by_role("button", name="Hide bob's messages").click()
+    expect(page.get_by_text("You hide bob's messages.")).to_be_visible()
+    expect(page.locator("#chat-log")).not_to_contain_text("BOB-SAYS-HI")
+    page.get_by_role("button", name="Show them again").click()
+    expect(page.locator("#chat-log")).to_contain_text("BOB-SAYS-HI")

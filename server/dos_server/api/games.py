@@ -3,6 +3,7 @@ serialize. No transactions or rules here."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from dos_server.schemas import (
     CreateGameIn,
     HistoryQuery,
     JoinIn,
+    NotesIn,
     NotificationsIn,
     OrdersIn,
     VacationIn,
@@ -26,6 +28,7 @@ from dos_server.services import (
     access,
     attention,
     lobby,
+    notes,
     notify,
     nudge,
     play,
@@ -301,6 +304,43 @@ class StandingOrders(MethodView):
         moment they apply, marked "by standing order" in the history; one that applies now
         is played at once (the game's version moves on)."""
         return standing.set_orders(game_id, _bearer(), seat, body["orders"])
+
+
+def _notes_request_size(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Notes may be longer than the server's usual request limit (MAX_CONTENT_LENGTH): set
+    before the body is parsed, so a whole note in any script reaches the length check."""
+    @functools.wraps(view)  # with flask-smorest's documentation of the view
+    def sized(*args: Any, **kwargs: Any) -> Any:
+        request.max_content_length = notes.MAX_REQUEST_BYTES
+        return view(*args, **kwargs)
+
+    return sized
+
+
+@blp.route("/<game_id>/seats/<int:seat>/notes")
+class Notes(MethodView):
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not this seat's player")
+    @blp.alt_response(404, description="no such game")
+    def get(self, game_id: str, seat: int) -> dict[str, Any]:
+        """Your seat's private notes on this game ("" for none): only the seat's player
+        reads them, in any status of the game."""
+        return notes.read_notes(game_id, _bearer(), seat)
+
+    @_notes_request_size
+    @blp.arguments(NotesIn)
+    @blp.response(200)
+    @blp.alt_response(401, description="bad token")
+    @blp.alt_response(403, description="not this seat's player")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(413, description="a request larger than any note")
+    @blp.alt_response(422, description="too long, or not plain text")
+    def put(self, body: dict[str, Any], game_id: str, seat: int) -> dict[str, Any]:
+        """Replace your seat's private notes (``""`` clears them): plain text, at most
+        10,000 characters, newlines and tabs kept. Nobody else ever sees them; they change
+        no version."""
+        return notes.set_notes(game_id, _bearer(), seat, body["text"])
 
 
 @blp.route("/<game_id>/vacation")

@@ -542,6 +542,9 @@ def export(bearer: str | None) -> dict[str, Any]:
             "events": seat.notify_events, "digest": seat.digest,
             "digest_chosen": seat.digest_chosen,
             "vacation_until": _iso(seat.vacation_until), "vacation_used": seat.vacation_used,
+            # The seat's private notes: its player's, so only for the identity that opens it
+            # (an address the host typed in opens nothing, and reads nothing of them).
+            "notes": seat.notes if seat.owner_key == key else None,
         } for seat, game in seats],
         "digests_sent": [{"address": d.address, "last_sent_at": _iso(d.last_sent_at)}
                          for d in digest],
@@ -556,8 +559,9 @@ def export(bearer: str | None) -> dict[str, Any]:
 
 
 def forget(bearer: str | None) -> dict[str, Any]:
-    """Delete the identity: its sessions, codes and settings, and its address on every
-    finished or cancelled game (games still in play keep it: they need it to reach you).
+    """Delete the identity: its sessions, codes and settings, the messages it wrote, the
+    notes of every seat it owned (in play too), and its address on every finished or
+    cancelled game (games still in play keep it: they need it to reach you).
 
     Own transaction.
     """
@@ -577,7 +581,17 @@ def forget_key(key: str) -> dict[str, Any]:
         db.session.execute(delete(IdentityRow).where(IdentityRow.email_key == key))
         said = chat.forget_identity(key)  # before the seats forget their owner
         mine = or_(SeatRow.owner_key == key, func.lower(SeatRow.email) == key)
-        games = lock_games(select(SeatRow.game_id).where(mine), GameRow.status.in_(CLOSED))
+        # Every game of the identity is locked (ascending ids, once): the notes of the seats it
+        # owns go in every game, also those in play, which keep only the address.
+        held = lock_games(select(SeatRow.game_id).where(mine))
+        noted = db.session.execute(
+            update(SeatRow).where(SeatRow.owner_key == key, SeatRow.game_id.in_(held),
+                                  SeatRow.notes.is_not(None))
+            .values(notes=None).returning(SeatRow.game_id)
+        ).scalars().all()
+        games = list(db.session.execute(
+            select(GameRow.id).where(GameRow.id.in_(held), GameRow.status.in_(CLOSED))
+            .order_by(GameRow.id)).scalars())
         forgotten = db.session.execute(
             update(SeatRow).where(mine, SeatRow.game_id.in_(games))
             .values(email=None, owner_email=None, owner_key=None)
@@ -592,7 +606,7 @@ def forget_key(key: str) -> dict[str, Any]:
         db.session.execute(delete(DigestRow).where(func.lower(DigestRow.address) == key))
         _delete_codes(key)
         _delete_sessions(key)
-    return {"deleted": True, "messages_deleted": said,
+    return {"deleted": True, "messages_deleted": said, "notes_cleared": len(noted),
             "forgotten_in_games": sorted(set(forgotten)),
             "kept_in_games_in_play": sorted(set(kept))}
 

@@ -271,37 +271,55 @@ def set_settings(game_id: str, bearer: str | None, changes: dict[str, Any]) -> d
     (an email per message, at most one an hour)."""
     with write_transaction():
         game, viewer = locked(game_id, bearer)
-        indices = {s.index for s in game.seats}
-        host_fields = [k for k in ("spectators", "muted") if k in changes]
-        seat_fields = [k for k in ("hidden", "email") if k in changes]
-        if host_fields and not viewer.host:
-            raise HostOnly(_("only the game's host token can mute seats or let spectators "
-                             "write"))
-        if seat_fields and viewer.seat is None:
+        return _change(game, viewer, changes)
+
+
+def hide_seat(game_id: str, bearer: str | None, author: int, hide: bool) -> dict[str, Any]:
+    """The token's seat hides seat ``author``'s messages for itself (``hide``), or shows them
+    again; the other hidden seats stay (own transaction: the list is read under the lock)."""
+    with write_transaction():
+        game, viewer = locked(game_id, bearer)
+        if viewer.seat is None:
             raise PlayersOnly(_("only a seat's player token can hide seats or choose chat "
                                 "emails"))
-        for field in ("muted", "hidden"):
-            unknown = sorted(set(changes.get(field) or []) - indices)
-            if unknown:
-                raise InvalidInput(_("game %(game)s has no seat %(seat)s", game=game.id,
-                                     seat=unknown[0]), errors={"json": {field: ["no such seat"]}})
-        if "spectators" in changes:
-            game.chat_spectators = bool(changes["spectators"])
-            _set_game_column(game, "chat_spectators", game.chat_spectators)
-        if "muted" in changes:
-            for seat in game.seats:
-                seat.chat_muted = seat.index in set(changes["muted"])
-        if viewer.seat is not None:
-            seat = seat_of(game, viewer.seat)
-            if "hidden" in changes:
-                if viewer.seat in changes["hidden"]:
-                    raise InvalidInput(_("you cannot hide your own messages from yourself"),
-                                       errors={"json": {"hidden": ["own seat"]}})
-                seat.chat_hidden = sorted(set(changes["hidden"])) or None
-            if "email" in changes:
-                seat.chat_email = bool(changes["email"])
-        db.session.flush()
-        return settings_body(game, viewer)
+        held = set(seat_of(game, viewer.seat).chat_hidden or [])
+        wanted = held | {author} if hide else held - {author}
+        return _change(game, viewer, {"hidden": sorted(wanted)})
+
+
+def _change(game: GameRow, viewer: Viewer, changes: dict[str, Any]) -> dict[str, Any]:
+    """:func:`set_settings` on the locked ``game``."""
+    indices = {s.index for s in game.seats}
+    host_fields = [k for k in ("spectators", "muted") if k in changes]
+    seat_fields = [k for k in ("hidden", "email") if k in changes]
+    if host_fields and not viewer.host:
+        raise HostOnly(_("only the game's host token can mute seats or let spectators "
+                         "write"))
+    if seat_fields and viewer.seat is None:
+        raise PlayersOnly(_("only a seat's player token can hide seats or choose chat "
+                            "emails"))
+    for field in ("muted", "hidden"):
+        unknown = sorted(set(changes.get(field) or []) - indices)
+        if unknown:
+            raise InvalidInput(_("game %(game)s has no seat %(seat)s", game=game.id,
+                                 seat=unknown[0]), errors={"json": {field: ["no such seat"]}})
+    if "spectators" in changes:
+        game.chat_spectators = bool(changes["spectators"])
+        _set_game_column(game, "chat_spectators", game.chat_spectators)
+    if "muted" in changes:
+        for seat in game.seats:
+            seat.chat_muted = seat.index in set(changes["muted"])
+    if viewer.seat is not None:
+        seat = seat_of(game, viewer.seat)
+        if "hidden" in changes:
+            if viewer.seat in changes["hidden"]:
+                raise InvalidInput(_("you cannot hide your own messages from yourself"),
+                                   errors={"json": {"hidden": ["own seat"]}})
+            seat.chat_hidden = sorted(set(changes["hidden"])) or None
+        if "email" in changes:
+            seat.chat_email = bool(changes["email"])
+    db.session.flush()
+    return settings_body(game, viewer)
 
 
 def _set_game_column(game: GameRow, name: str, value: Any) -> None:
@@ -342,6 +360,7 @@ __all__: Sequence[str] = [
     "MAX_CHARS",
     "clean_text",
     "forget_identity",
+    "hide_seat",
     "messages_body",
     "of_identity",
     "post",

@@ -283,6 +283,19 @@ def origin_checked(view: Callable[P, R]) -> Callable[P, R]:
     return checked
 
 
+FORM_LIMIT = "dos_form_limit"  # a view whose form may be larger than MAX_CONTENT_LENGTH
+
+
+def form_limit(limit: int) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A view whose form may be up to ``limit`` bytes (the private notes): the CSRF check
+    reads the form before the view runs, so the limit is set there (``hooks._csrf``)."""
+    def mark(view: Callable[P, R]) -> Callable[P, R]:
+        setattr(view, FORM_LIMIT, limit)
+        return view
+
+    return mark
+
+
 def check_csrf() -> None:
     """Refuse a POST whose form does not carry this session's CSRF token (403)."""
     given = request.form.get(CSRF_FIELD, "")
@@ -301,6 +314,7 @@ def check_csrf() -> None:
 __all__ = [
     "ACCOUNT_KEY",
     "CSRF_FIELD",
+    "FORM_LIMIT",
     "Pending",
     "SignIn",
     "account_token",
@@ -309,6 +323,7 @@ __all__ = [
     "csrf_token",
     "forget_account",
     "forget_seat",
+    "form_limit",
     "games",
     "host_token",
     "invite_seat_name",

@@ -46,6 +46,9 @@ def _reader() -> None:
 @bp.before_request
 def _csrf() -> None:
     view = current_app.view_functions.get(request.endpoint or "")
+    limit = getattr(view, auth.FORM_LIMIT, None)
+    if limit is not None:  # set before the check below reads the form
+        request.max_content_length = limit
     if request.method == "POST" and not getattr(view, auth.ORIGIN_CHECKED, False):
         auth.check_csrf()
 

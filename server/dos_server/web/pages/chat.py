@@ -71,6 +71,35 @@ def chat_settings(game_id: str) -> Page:
     return redirect(url_for("web.host", game_id=game_id, _anchor="chat-settings"), 303)
 
 
+@bp.post("/games/<game_id>/chat/hide")
+def chat_hide(game_id: str) -> Page:
+    """The chat panel's per-author control: the browser's seat hides that seat's messages for
+    itself (``do=hide``) or shows them again (``do=show``); the others still read them."""
+    token = auth.player_token(game_id)
+    if token is None:
+        raise Problem(401, "not-signed-in", _("Not signed in"),
+                      _("sign in to this game (the link in your email) to hide a player's "
+                        "messages"))
+    seat = whole_number(request.form.get("seat", ""), 0, 1000)
+    do = request.form.get("do", "")
+    if seat is None or do not in ("hide", "show"):
+        raise Problem(422, "invalid-input", _("Invalid form"),
+                      _("the form lost its seat; reload the page"))
+    try:
+        chat.hide_seat(game_id, token, seat, hide=do == "hide")
+    except DomainError as error:
+        problem = problem_of(error)
+        if problem.status in (401, 403, 404):
+            raise problem from None
+        return render_table(game_id, problem.status, error=problem)
+    game = access.get_game(game_id)
+    name = next((s.name for s in game.seats if s.index == seat and s.name), None) or \
+        _("seat %(number)s", number=seat + 1)
+    flash(_("You no longer see %(name)s's messages here; the others still do.", name=name)
+          if do == "hide" else _("You see %(name)s's messages again.", name=name))
+    return redirect(url_for("web.table", game_id=game_id, _anchor="chat"), 303)
+
+
 @bp.get("/games/<game_id>/chat/messages")
 def chat_messages(game_id: str) -> Response:
     """Long-poll: the messages after ``after`` as the browser's seat sees them, as soon as
@@ -97,4 +126,4 @@ def chat_messages(game_id: str) -> Response:
     return response
 
 
-__all__ = ["chat_messages", "chat_settings", "say"]
+__all__ = ["chat_hide", "chat_messages", "chat_settings", "say"]

@@ -31,7 +31,7 @@ from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
-from dos_server.services import access, attention, play, read, rematch, watch
+from dos_server.services import access, attention, notes, play, read, rematch, watch
 from dos_server.web import auth, chatting, nudging, present, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
@@ -81,12 +81,14 @@ def table_viewer(game: Any, game_id: str,
 def render_table(game_id: str, status: int = 200, notice: str | None = None,
                  error: Problem | None = None, typed: str = "",
                  viewer_token: str | None = None, picked: list[str] | None = None,
-                 played: str | None = None) -> tuple[str, int]:
+                 played: str | None = None,
+                 notes_typed: str | None = None) -> tuple[str, int]:
     """The table page as this browser's seat (or ``viewer_token``'s) sees it; only the table
     fragment when the page's script asks for it (:data:`PART_HEADER`).
 
     ``picked``: the hand cards a refused pick named, ticked again so the player can change
     the pick rather than start over. ``played``: what the move just made did, in words.
+    ``notes_typed``: the notes a refused save sent, shown again in the open notes box.
     """
     part = wants_part()
 
@@ -128,7 +130,18 @@ def render_table(game_id: str, status: int = 200, notice: str | None = None,
         seats=seat_lines(body, names),
         waiting=None if part else nudging.panel(game, viewer, body, names),
         chat=None if part else chatting.panel(game, viewer),
+        notes=None if part else notes_box(game, viewer, notes_typed),
     ), status
+
+
+def notes_box(game: Any, viewer: access.Viewer, typed: str | None) -> dict[str, Any] | None:
+    """The "Your notes" box: the seat's own notes, for its seat alone (None for anyone else:
+    spectators, the host, another seat's browser never get the box nor its text)."""
+    if viewer.seat is None:
+        return None
+    held = notes.notes_body(game, viewer.seat)
+    return {**held, "text": held["text"] if typed is None else typed,
+            "open": typed is not None}
 
 
 def seat_lines(body: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
