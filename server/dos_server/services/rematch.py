@@ -55,24 +55,29 @@ def rematch(game_id: str, bearer: str | None) -> Rematch:
         old, viewer = locked(game_id, bearer)
         if viewer.seat is None and not viewer.host:
             raise PlayersOnly(_("only a player or the host of this game can start a rematch"))
-        if old.status != "finished":
-            raise GameNotFinished(_("a rematch can start once the game is over"))
-        old_seat = next((s for s in old.seats if s.index == viewer.seat), None)
-        host_token = invite_code = None
-        if old.rematch_id is None:
-            new = _challenge(old, old_seat)
-            host_token = tokens.issue("host", new.id, None, new.host_token_version)
-            invite_code = new.invite_code
-            created = True
-        else:
-            new = get_game(old.rematch_id, for_update=True)
-            created = False
-        seat = _accept(new, old_seat) if old_seat is not None else None
-        return Rematch(snapshot(new),
-                       Viewer(seat=seat.index if seat else None, host=created),
-                       old.id, created, host_token, invite_code,
-                       seat.index if seat else None,
-                       seat_token("player", new, seat) if seat else None)
+        return press(old, next((s for s in old.seats if s.index == viewer.seat), None))
+
+
+def press(old: GameRow, old_seat: SeatRow | None) -> Rematch:
+    """Rematch pressed on the finished ``old`` by ``old_seat`` (None: its host), in the
+    caller's transaction, which holds ``old``'s lock and checked who presses."""
+    if old.status != "finished":
+        raise GameNotFinished(_("a rematch can start once the game is over"))
+    host_token = invite_code = None
+    if old.rematch_id is None:
+        new = _challenge(old, old_seat)
+        host_token = tokens.issue("host", new.id, None, new.host_token_version)
+        invite_code = new.invite_code
+        created = True
+    else:
+        new = get_game(old.rematch_id, for_update=True)
+        created = False
+    seat = _accept(new, old_seat) if old_seat is not None else None
+    return Rematch(snapshot(new),
+                   Viewer(seat=seat.index if seat else None, host=created),
+                   old.id, created, host_token, invite_code,
+                   seat.index if seat else None,
+                   seat_token("player", new, seat) if seat else None)
 
 
 def _challenge(old: GameRow, asker: SeatRow | None) -> GameRow:
@@ -122,4 +127,4 @@ def _matching(new: GameRow, old_seat: SeatRow) -> SeatRow | None:
     return next((s for s in new.seats if s.name and validation.name_key(s.name) == key), None)
 
 
-__all__ = ["Rematch", "rematch"]
+__all__ = ["Rematch", "press", "rematch"]

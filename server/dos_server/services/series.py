@@ -30,23 +30,28 @@ def challenge_body(rematch_id: str | None) -> dict[str, Any] | None:
                        "accepted": bool(s.claimed)} for s in new.seats]}
 
 
-def series_body(series_id: str | None, series_no: int | None,
-                names: list[str | None]) -> dict[str, Any] | None:
+def series_body(series_id: str | None, series_no: int | None, names: list[str | None],
+                current: GameRow | None = None) -> dict[str, Any] | None:
     """``{"id", "no", "score"}`` of a game of a series (None for a game of none)."""
     if series_id is None:
         return None
-    return {"id": series_id, "no": series_no or 1, "score": score(series_id, names)}
+    return {"id": series_id, "no": series_no or 1, "score": score(series_id, names, current)}
 
 
-def score(series_id: str, names: list[str | None]) -> list[dict[str, Any]]:
+def score(series_id: str, names: list[str | None],
+          current: GameRow | None = None) -> list[dict[str, Any]]:
     """Wins per player over the series' finished games, for the players ``names`` (a game's
     seats, in order). A game's winner is the one its state names (the target reached), else
     the one alone at the top of the scores (a game ended by a vote); players are matched by
-    name across the games, bots by their seat's name too."""
-    games = db.session.execute(
-        select(GameRow).options(selectinload(GameRow.seats))
-        .where(GameRow.series_id == series_id, GameRow.status == "finished")
-    ).scalars().all()
+    name across the games, bots by their seat's name too. ``current``: a game of the series
+    as the caller's transaction has it (one that just ended counts before it is written)."""
+    query = select(GameRow).options(selectinload(GameRow.seats)).where(
+        GameRow.series_id == series_id, GameRow.status == "finished")
+    if current is not None:
+        query = query.where(GameRow.id != current.id)
+    games = list(db.session.execute(query).scalars().all())
+    if current is not None and current.status == "finished":
+        games.append(current)
     wins: dict[str, int] = {}
     for game in games:
         winner = _winner(game)
@@ -79,4 +84,18 @@ def score_line(series: dict[str, Any] | None) -> str | None:
              score=score_text)
 
 
-__all__ = ["challenge_body", "score", "score_line", "series_body"]
+def standing_line(challenge: dict[str, Any] | None) -> str | None:
+    """The standing challenge and who accepted, as the emails say it."""
+    if not challenge:
+        return None
+    yes = ", ".join(s["name"] for s in challenge["seats"] if s["accepted"] and s["name"])
+    no = ", ".join(s["name"] for s in challenge["seats"] if not s["accepted"] and s["name"])
+    if challenge["status"] != "waiting":
+        return _("The rematch %(game)s has started.", game=challenge["game_id"])
+    if no:
+        return _("The rematch %(game)s is waiting: accepted by %(yes)s; not yet: %(no)s.",
+                 game=challenge["game_id"], yes=yes or "-", no=no)
+    return _("The rematch %(game)s: everyone accepted.", game=challenge["game_id"])
+
+
+__all__ = ["challenge_body", "score", "score_line", "series_body", "standing_line"]
