@@ -8,29 +8,14 @@ from pathlib import Path
 
 from cli_helpers import Table, as_json, ok, run, saved
 
-from dos_engine import Game
-from dos_server.extensions import db
-from dos_server.models import GameRow
-from dos_server.services import play
-from testkit import build_app, dispose
+from testkit import build_app, dispose, finish_game
 
 
 def _finish(tmp_path: Path, game_id: str, winner: int) -> None:
     """End the game in the server's database as a winning move would leave it."""
     app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}", migrate=False)
     try:
-        with app.app_context():
-            row = db.session.get(GameRow, game_id)
-            assert row is not None
-            assert row.state is not None
-            state = Game.from_dict(row.state)
-            state.winner = winner
-            state.scores[winner] = state.options.target_score
-            row.state = state.to_dict()
-            play.mark_finished(row)
-            row.version += 1
-            db.session.commit()
-            db.session.remove()
+        finish_game(app, game_id, winner)
     finally:
         dispose(app)
 

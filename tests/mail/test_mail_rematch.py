@@ -11,31 +11,17 @@ from urllib.parse import urlsplit
 
 from mailtest_helpers import ANN, BJORN, SEATS, MailWorld, emails, reply_to, text_of, write_reply
 
-from dos_engine import Game
 from dos_server.extensions import db
 from dos_server.models import GameRow
-from dos_server.services import notify, play
+from testkit import finish_game
 
 LINK = re.compile(r"Play again: (\S+)")
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
 def _finish(world: MailWorld, game_id: str, winner: int) -> None:
-    """End the game as a winning move would: the state names the winner, the game-over
-    emails are queued (notify.after_change, as play does), then sent."""
-    with world.app.app_context():
-        row = db.session.get(GameRow, game_id)
-        assert row is not None
-        assert row.state is not None
-        state = Game.from_dict(row.state)
-        state.winner = winner
-        state.scores[winner] = state.options.target_score
-        row.state = state.to_dict()
-        play.mark_finished(row)
-        row.version += 1
-        notify.after_change(row, state, new_turn=False, just_over=True, kinds=[])
-        db.session.commit()
-        db.session.remove()
+    """End the game as a winning move would, and send its game-over emails."""
+    finish_game(world.app, game_id, winner, emails=True)
     world.run_worker()
 
 

@@ -13,31 +13,11 @@ from flask.testing import FlaskClient
 from server_helpers import assert_problem, auth, joined_game
 from test_races import Live, create, live, statuses
 
-from dos_engine import Game
 from dos_server.extensions import db
 from dos_server.models import GameRow
-from dos_server.services import play
-from testkit import build_app, dispose, race
+from testkit import build_app, dispose, finish_game, race
 
 __all__ = ["live"]
-
-
-def finish(app: Flask, game_id: str, winner: int | None) -> None:
-    """End the game as the engine would: ``winner`` reached the target (None: a vote ended
-    it with the scores level)."""
-    with app.app_context():
-        row = db.session.get(GameRow, game_id)
-        assert row is not None
-        assert row.state is not None
-        state = Game.from_dict(row.state)
-        if winner is not None:
-            state.winner = winner
-            state.scores[winner] = state.options.target_score
-        row.state = state.to_dict()
-        play.mark_finished(row)
-        row.version += 1
-        db.session.commit()
-        db.session.remove()
 
 
 def press(client: FlaskClient, game_id: str, token: str | None) -> Any:
@@ -59,7 +39,7 @@ def test_one_challenge_accepted_seat_by_seat_deals_when_everyone_is_in(
     game_id, tokens = _three(client)
     assert view(client, game_id, tokens[0])["rematch"] is None
     assert view(client, game_id, tokens[0])["series"] is None
-    finish(app, game_id, 1)
+    finish_game(app, game_id, 1)
     first = press(client, game_id, tokens[0])
     assert first.status_code == 201, first.get_data(as_text=True)
     made = first.get_json()
@@ -111,7 +91,7 @@ def test_one_challenge_accepted_seat_by_seat_deals_when_everyone_is_in(
 
 def test_the_host_starts_with_those_who_accepted(app: Flask, client: FlaskClient) -> None:
     game_id, tokens = _three(client)
-    finish(app, game_id, 0)
+    finish_game(app, game_id, 0)
     made = press(client, game_id, tokens[2]).get_json()
     new_id, host = made["game_id"], made["host_token"]
     start = client.post(f"/api/games/{new_id}/start", headers=auth(host))
@@ -131,7 +111,7 @@ def test_bots_accept_at_once_and_the_host_may_ask(app: Flask, client: FlaskClien
     game = created.get_json()
     ann = client.post(f"/api/games/{game['id']}/join",
                       json={"invite": game["invites"][0]["invite"]}).get_json()["player_token"]
-    finish(app, game["id"], 1)
+    finish_game(app, game["id"], 1)
     by_host = press(client, game["id"], game["host_token"])
     assert by_host.status_code == 201
     made = by_host.get_json()
@@ -149,7 +129,7 @@ def test_a_series_of_three_games_is_numbered_and_scored(app: Flask,
     game_id, tokens = joined_game(client, ["ann", "bob"])
     ids = [game_id]
     for winner in (1, 1, None):  # the third ends level (by a vote): nobody's win
-        finish(app, ids[-1], winner)
+        finish_game(app, ids[-1], winner)
         if len(ids) == 3:
             break
         answers = [press(client, ids[-1], tokens[seat]) for seat in (0, 1)]
@@ -173,7 +153,7 @@ def test_refusals(app: Flask, client: FlaskClient) -> None:
     game_id, tokens = joined_game(client, ["ann", "bob"])
     assert_problem(press(client, game_id, tokens[0]), 409)  # not over yet
     other_id, other_tokens = joined_game(client, ["dan", "eve"])
-    finish(app, game_id, 0)
+    finish_game(app, game_id, 0)
     assert_problem(press(client, game_id, None), 403)  # a spectator
     assert_problem(press(client, game_id, other_tokens[0]), 403)  # a stranger's token
     assert_problem(press(client, game_id, "not-a-token"), 401)
@@ -196,7 +176,7 @@ def test_two_players_pressing_at_once_get_one_challenge(live: Live) -> None:
         tokens.append(joined.json()["player_token"])
     app = build_app(live.db_url)
     try:
-        finish(app, game["id"], 0)
+        finish_game(app, game["id"], 0)
     finally:
         dispose(app)
     results = race(6, lambda i: live.post(f"/api/games/{game['id']}/rematch", tokens[i % 3]))

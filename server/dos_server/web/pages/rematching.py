@@ -69,6 +69,8 @@ def start_rematch(game_id: str) -> Page:
         raise Problem(401, "not-signed-in", _("Not signed in"),
                       _("sign in to this game (the link in your email) to start a rematch"))
     done = rematch.rematch(game_id, token)
+    if auth.pending(game_id, "signin") is not None and done.player_token:
+        auth.remember_seat(game_id, token)  # pressing the link's button also signs in
     auth.clear_pending()
     new_id = done.game.id
     if done.host_token:
