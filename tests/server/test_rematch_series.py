@@ -201,3 +201,22 @@ def requests_get(live: Live, game_id: str, token: str) -> dict[str, Any]:
                           headers={"Authorization": f"Bearer {token}"}, timeout=30)
     assert answer.status_code == 200, answer.text
     return dict(answer.json())
+
+
+def test_an_acceptance_changes_the_finished_games_etag(app: Flask, client: FlaskClient) -> None:
+    game_id, tokens = joined_game(client, ["ann", "bob"])
+    finish_game(app, game_id, 0)
+    before = client.get(f"/api/games/{game_id}", headers=auth(tokens[1]))
+    tag = before.headers["ETag"]
+    same = client.get(f"/api/games/{game_id}", headers={**auth(tokens[1]), "If-None-Match": tag})
+    assert same.status_code == 304
+    press(client, game_id, tokens[0])  # the old game's row holds the challenge now
+    made = client.get(f"/api/games/{game_id}", headers={**auth(tokens[1]), "If-None-Match": tag})
+    assert made.status_code == 200
+    assert made.get_json()["rematch"]["seats"][0]["accepted"] is True
+    tag = made.headers["ETag"]
+    press(client, game_id, tokens[1])  # only the new game's rows change
+    accepted = client.get(f"/api/games/{game_id}",
+                          headers={**auth(tokens[1]), "If-None-Match": tag})
+    assert accepted.status_code == 200
+    assert accepted.get_json()["rematch"]["status"] == "active"
