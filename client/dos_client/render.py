@@ -205,6 +205,8 @@ def series_lines(console: Console, game: dict[str, Any], command: str = "dos-cli
         console.print(_("Game {no} of the series, wins so far: {wins}").format(
             no=series["no"], wins=wins))
     challenge = game.get("rematch")
+    if challenge and challenge["status"] == "cancelled":  # the next rematch asks anew
+        challenge = None
     if challenge:
         yes = [s["name"] for s in challenge["seats"] if s["accepted"]]
         no = [s["name"] for s in challenge["seats"] if not s["accepted"]]

@@ -164,7 +164,11 @@ def test_refusals(app: Flask, client: FlaskClient) -> None:
         db.session.remove()
     made = press(client, game_id, tokens[0]).get_json()
     client.post(f"/api/games/{made['game_id']}/cancel", headers=auth(made["host_token"]))
-    assert_problem(press(client, game_id, tokens[1]), 409)  # the rematch was cancelled
+    anew = press(client, game_id, tokens[1])  # the rematch was cancelled: bob asks anew
+    assert anew.status_code == 201
+    assert anew.get_json()["game_id"] != made["game_id"]
+    assert anew.get_json()["game"]["series"]["no"] == 2
+    assert view(client, game_id)["rematch"]["game_id"] == anew.get_json()["game_id"]
     assert other_id
 
 

@@ -101,3 +101,23 @@ def test_no_rematch_before_the_end(app: Flask) -> None:
     assert ">Rematch</button>" not in table.get_data(as_text=True)
     early = ann.post(f"/games/{game_id}/rematch", data={"csrf": csrf_of(table)})
     assert early.status_code == 409
+
+
+def test_a_cancelled_rematch_can_be_asked_for_anew(app: Flask) -> None:
+    game_id = _game(app)
+    ann = app.test_client()
+    sign_in(app, ann, game_id, 0)
+    finish_game(app, game_id, 0)
+    table = ann.get(f"/games/{game_id}")
+    made = ann.post(f"/games/{game_id}/rematch", data={"csrf": csrf_of(table)})
+    host = ann.get(made.headers["Location"])
+    new_id = made.headers["Location"].split("/")[2]
+    cancelled = ann.post(f"/games/{new_id}/cancel", data={"csrf": csrf_of(host)})
+    assert cancelled.status_code == 303
+    again = ann.get(f"/games/{game_id}")
+    html = again.get_data(as_text=True)
+    assert "The rematch was cancelled." in html
+    assert ">Rematch</button>" in html
+    anew = ann.post(f"/games/{game_id}/rematch", data={"csrf": csrf_of(again)})
+    assert anew.status_code == 303
+    assert anew.headers["Location"].split("/")[2] not in (new_id, game_id)

@@ -146,8 +146,8 @@ class Rematch(MethodView):
     @blp.alt_response(401, description="bad, expired or revoked token")
     @blp.alt_response(403, description="neither a player nor the host of this game")
     @blp.alt_response(404, description="no such game")
-    @blp.alt_response(409, description="the game is not over, or the rematch started (or was "
-                      "cancelled) without your seat")
+    @blp.alt_response(409, description="the game is not over, or the rematch started without "
+                      "your seat")
     @blp.alt_response(429, description="too many games created from this address")
     def post(self, game_id: str) -> tuple[dict[str, Any], int]:
         """Rematch: the first call on a finished game makes a standing challenge (a new

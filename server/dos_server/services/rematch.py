@@ -3,7 +3,8 @@ score of a series of such games.
 
 The first Rematch pressed on a finished game (by one of its seats or its host) makes the
 challenge: a new waiting game with the same seats and options, whose host is the one who
-asked. Every later press, by anyone of the old game, answers the same challenge. A seat
+asked. Every later press, by anyone of the old game, answers the same challenge (unless its
+host cancelled it: then the next press asks anew). A seat
 accepts by pressing Rematch too ("I'm in"): that joins its seat of the new game, which deals
 once every person accepted (bots accept at once); its host can start it earlier with those
 who did (``lobby.start_now`` removes the others). Seats of the two games are matched by name:
@@ -64,14 +65,13 @@ def press(old: GameRow, old_seat: SeatRow | None) -> Rematch:
     if old.status != "finished":
         raise GameNotFinished(_("a rematch can start once the game is over"))
     host_token = invite_code = None
-    if old.rematch_id is None:
+    new = get_game(old.rematch_id, for_update=True) if old.rematch_id else None
+    created = new is None or new.status == "cancelled"  # a cancelled one is asked for anew
+    if created:
         new = _challenge(old, old_seat)
         host_token = tokens.issue("host", new.id, None, new.host_token_version)
         invite_code = new.invite_code
-        created = True
-    else:
-        new = get_game(old.rematch_id, for_update=True)
-        created = False
+    assert new is not None
     seat = _accept(new, old_seat) if old_seat is not None else None
     return Rematch(snapshot(new),
                    Viewer(seat=seat.index if seat else None, host=created),
@@ -101,12 +101,10 @@ def _challenge(old: GameRow, asker: SeatRow | None) -> GameRow:
 def _accept(new: GameRow, old_seat: SeatRow) -> SeatRow:
     """``old_seat``'s player is in: their seat of the new game joins (idempotent)."""
     seat = _matching(new, old_seat)
-    if seat is None or new.status == "cancelled":
+    if seat is None:
         if new.status == "waiting":  # the host removed the seat
             raise GameClosed(_("the rematch %(game)s has no seat for you any more",
                                game=new.id))
-        if new.status == "cancelled":
-            raise GameClosed(_("the rematch %(game)s was cancelled", game=new.id))
         raise AlreadyStarted(_("the rematch %(game)s started without you", game=new.id))
     if not seat.claimed:
         if new.status != "waiting":

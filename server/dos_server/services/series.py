@@ -86,7 +86,7 @@ def score_line(series: dict[str, Any] | None) -> str | None:
 
 def standing_line(challenge: dict[str, Any] | None) -> str | None:
     """The standing challenge and who accepted, as the emails say it."""
-    if not challenge:
+    if not challenge or challenge["status"] == "cancelled":  # the next press asks anew
         return None
     yes = ", ".join(s["name"] for s in challenge["seats"] if s["accepted"] and s["name"])
     no = ", ".join(s["name"] for s in challenge["seats"] if not s["accepted"] and s["name"])
