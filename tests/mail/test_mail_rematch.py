@@ -62,6 +62,9 @@ def test_reply_rematch_then_accept_from_the_link(world: MailWorld) -> None:
     new = _rematch_of(world, game_id)
     assert f"You are in the rematch {new.id}" in answer
     assert f"/games/{new.id}?token=" in answer  # the new game's table, signed in
+    assert (f"The rematch {new.id} is waiting: accepted by Ann, greedy-bot-2; "
+            "not yet: Bjørn Ødegård."
+            in answer)
     assert new.status == "waiting"
     assert [s.claimed for s in new.seats] == [True, False, True]  # Ann, and the bot
     again = _reply(world, ANN, ann_over, "rematch")  # twice: nothing more

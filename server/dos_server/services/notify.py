@@ -231,6 +231,7 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     if event == "game_over":
         payload["record"] = urls.record_url(game.id)
         payload["rematch"] = urls.rematch_url(game.id, signin)  # makes or accepts it
+    if event in ("game_over", "mail_reply") and game.rematch_id:  # who accepted it so far
         payload["rematch_standing"] = series.standing_line(series.challenge_body(game.rematch_id))
     if event in ("your_turn", "reminder", "game_over", "mail_reply"):
         payload["series"] = series.score_line(series.series_body(
