@@ -582,3 +582,28 @@ def start_by_host(client: FlaskClient, created: dict[str, Any]) -> dict[str, Any
                          headers={"Authorization": f"Bearer {created['host_token']}"})
     assert answer.status_code == 200, answer.get_data(as_text=True)
     return dict(answer.get_json())
+
+
+def finish_game(app: Flask, game_id: str, winner: int | None, *, emails: bool = False) -> None:
+    """End a started game as a winning move would leave it: ``winner`` reached the target
+    (None: ended with the scores as they stand, as a vote does). ``emails``: the game-over
+    notifications are queued too, as the move's transaction queues them."""
+    from dos_engine import Game
+    from dos_server.models import GameRow
+    from dos_server.services import notify, play
+
+    with app.app_context():
+        row = db.session.get(GameRow, game_id)
+        assert row is not None
+        assert row.state is not None
+        state = Game.from_dict(row.state)
+        if winner is not None:
+            state.winner = winner
+            state.scores[winner] = state.options.target_score
+        row.state = state.to_dict()
+        play.mark_finished(row)
+        row.version += 1
+        if emails:
+            notify.after_change(row, state, new_turn=False, just_over=True, kinds=[])
+        db.session.commit()
+        db.session.remove()

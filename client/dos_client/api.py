@@ -126,6 +126,9 @@ class DosApi:
     def start(self, game_id: str) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/start")
 
+    def rematch(self, game_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/api/games/{game_id}/rematch")
+
     def resign(self, game_id: str) -> dict[str, Any]:
         return self._call("POST", f"/api/games/{game_id}/resign")
 

@@ -136,6 +136,7 @@ def table(console: Console, game: dict[str, Any], label: str, command: str = "do
         title=title(game, label), id=game["id"], status=status(game["status"]),
         version=game["version"]), style="bold")
     console.print(header)
+    series_lines(console, game, command)
     if view is None:
         if game["status"] == "waiting":
             awaited = [s["name"] or _("an open seat") for s in game["seats"]
@@ -193,6 +194,33 @@ def table(console: Console, game: dict[str, Any], label: str, command: str = "do
                         "`{command} move end` to place no more.").format(
                             count=view["placements_left"], command=command, example=example))
     numbered(console, view.get("legal_actions") or [], command)
+
+
+def series_lines(console: Console, game: dict[str, Any], command: str = "dos-client") -> None:
+    """A game of a rematch series: its number and the wins so far; a finished game's rematch
+    and who accepted it."""
+    series = game.get("series")
+    if series:
+        wins = ", ".join(f"{entry['name']} {entry['wins']}" for entry in series["score"])
+        console.print(_("Game {no} of the series, wins so far: {wins}").format(
+            no=series["no"], wins=wins))
+    challenge = game.get("rematch")
+    if challenge and challenge["status"] == "cancelled":  # the next rematch asks anew
+        challenge = None
+    if challenge:
+        yes = [s["name"] for s in challenge["seats"] if s["accepted"]]
+        no = [s["name"] for s in challenge["seats"] if not s["accepted"]]
+        if challenge["status"] == "waiting":
+            console.print(_("Rematch {id}: accepted by {yes}; not yet: {no}. Accept with "
+                            "`{command} rematch`.").format(
+                                id=challenge["game_id"], yes=", ".join(yes) or "-",
+                                no=", ".join(no) or "-", command=command))
+        else:
+            console.print(_("Rematch {id}: {status}.").format(
+                id=challenge["game_id"], status=status(challenge["status"])))
+    elif game.get("status") == "finished" and game.get("you") is not None:
+        console.print(_("Play again with the same players: `{command} rematch`.").format(
+            command=command))
 
 
 def numbered(console: Console, actions: Sequence[str], command: str = "dos-client") -> None:

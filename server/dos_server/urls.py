@@ -49,6 +49,12 @@ def join_code_url(game_id: str, code: str) -> str:
     return f"{game_url(game_id)}/join?{urlencode({'code': code})}"
 
 
+def rematch_url(game_id: str, signin_token: str) -> str:
+    """The game-over email's rematch link: a page whose one button makes or accepts the
+    finished game's rematch for the seat (opening it changes nothing)."""
+    return f"{game_url(game_id)}/rematch?{urlencode({'token': signin_token})}"
+
+
 def record_url(game_id: str) -> str:
     """The game's record page: final scores, the revealed seed and its commitments checked."""
     return f"{game_url(game_id)}/record"
@@ -93,4 +99,4 @@ def play_line(game_id: str, number: int | str, version: int) -> str:
 
 __all__ = ["absolute", "account_signin_url", "all_games_url", "api_game_urls", "confirm_url",
            "game_url", "join_code_url", "join_url", "one_click_unsubscribe_url", "play_line",
-           "public_base", "record_url", "signin_url", "unsubscribe_url"]
+           "public_base", "record_url", "rematch_url", "signin_url", "unsubscribe_url"]

@@ -162,7 +162,7 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\w+day \d+ \w+( \d{4})?, \d\d:\d\d \([^)]*\), (in [^,.)]+|[^,.)]+ ago)",
                   "<time>", text)
     text = re.sub(r"/unsubscribe/\S+", "/unsubscribe/<token>", text)
-    text = re.sub(r"/games/(\w+)(/join)?\?(token|invite)=\S+", r"/games/\1\2?\3=<token>", text)
+    text = re.sub(r"/games/(\w+)(/join|/rematch)?\?(token|invite)=\S+", r"/games/\1\2?\3=<token>", text)
     return re.sub(r"dos-client join \S+", "dos-client join <invite>", text)
 
 

@@ -119,6 +119,9 @@ def visits(site: Site, signin_host: Callable[[str, str], None],
         confirm = urls.confirm_url(tokens.issue_payload("confirm", {"g": live}))
         join_bob = urls.join_url(lobby, bob_invite)
         join_code = urls.join_code_url(lobby, created["invite_code"])
+        over_game = access.get_game(over)
+        rematch = urls.rematch_url(over, access.seat_token(
+            "signin", over_game, access.seat_of(over_game, 0)))
         db.session.remove()
     signin_host("host", lobby)
     signin_host("host", live)
@@ -171,6 +174,9 @@ def visits(site: Site, signin_host: Callable[[str, str], None],
         Visit("an emailed move", "web.emailed_move", "emailed", path_of(emailed)),
         Visit("an emailed move, stale", "web.emailed_move", "alice",
               f"/games/{live}/emailed-move/1/1"),
+        Visit("rematch, a spectator", "web.rematch_page", "stranger", f"/games/{over}/rematch"),
+        Visit("rematch, the game-over email's link", "web.rematch_page", "emailed",
+              path_of(rematch)),
         Visit("rules", "web.rules", "stranger", "/rules#rule-3.7"),
         Visit("API reference", "api-docs.openapi_redoc", "stranger", "/docs"),
         Visit("not found", "", "stranger", "/nowhere"),

@@ -1,4 +1,5 @@
-"""Into a game: ``new``, ``join``, ``games``; the host's ``start`` and ``invite``."""
+"""Into a game: ``new``, ``join``, ``games``, ``rematch``; the host's ``start`` and
+``invite``."""
 
 from __future__ import annotations
 
@@ -262,4 +263,47 @@ def invite(settings: Settings, game: str | None) -> None:
                    "invite_code": code, "open_seats": len(open_seats)}, "\n".join(lines))
 
 
-COMMANDS = (new, join, games, start, invite)
+@click.command(
+    help=N_("After a game: play again with the same players and rules. The first rematch makes "
+            "a standing challenge; yours accepts it. It starts when everyone has accepted, or "
+            "when its host starts it."))
+@click.argument("game", required=False)
+@pass_settings
+def rematch(settings: Settings, game: str | None) -> None:
+    saved = settings.saved_game(game)
+    done = saved.api.rematch(saved.game_id)
+    new_id = done["game_id"]
+    store = saved.store
+    name = next((n for n, e in store.games.items() if e.get("game_id") == new_id
+                 and str(e.get("server") or "").rstrip("/") == saved.server), None)
+    if name is None:
+        name = store.unique_name(f"{saved.name}-{done['game']['series']['no']}"
+                                 if done["game"].get("series") else new_id)
+        store.games[name] = {"game_id": new_id, "server": saved.server, "seat": None,
+                             "token": None, "host_token": None}
+    entry = store.games[name]
+    if done.get("player_token"):
+        entry.update(seat=done["seat"], token=done["player_token"])
+    if done.get("host_token"):
+        entry.update(host_token=done["host_token"], invite_code=done.get("invite_code"))
+    store.section["current"] = name
+    store.save()
+    body = done["game"]
+    awaited = [s["name"] for s in body["seats"] if not s.get("claimed")]
+    lines = [(_("Rematch {id} of {game} made, saved as {saved!r}.") if done["created"]
+              else _("Rematch {id} of {game}, saved as {saved!r}.")).format(
+                  id=new_id, game=saved.name, saved=name)]
+    if body["status"] == "active":
+        lines.append(_("Everyone accepted: the rematch has started. Next: {command} show").format(
+            command=settings.command()))
+    else:
+        lines.append(_("Waiting for {players} to accept (each with `dos-client rematch`, the "
+                       "game-over email's link or a reply rematch); it starts when everyone "
+                       "has, or when its host starts it ({command} start).").format(
+                           players=", ".join(awaited), command=settings.command()))
+    settings.emit({"game": name, "id": new_id, "created": done["created"],
+                   "seat": done.get("seat"), "status": body["status"],
+                   "series": body.get("series")}, "\n".join(lines))
+
+
+COMMANDS = (new, join, games, start, invite, rematch)

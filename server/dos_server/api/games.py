@@ -33,6 +33,7 @@ from dos_server.services import (
     nudge,
     play,
     read,
+    rematch,
     standing,
     watch,
 )
@@ -137,6 +138,27 @@ class Start(MethodView):
     def post(self, game_id: str) -> dict[str, Any]:
         """Host: start now with the seats filled so far (open seats are removed)."""
         return read.written_body(lobby.start_now(game_id, _bearer()))
+
+
+@blp.route("/<game_id>/rematch")
+class Rematch(MethodView):
+    @limiter.limit(lambda: current_app.config["RATE_LIMIT_CREATE"])
+    @blp.response(200, description="the finished game's standing challenge, which this call "
+                  "accepted for your seat")
+    @blp.alt_response(201, description="the challenge, made by this call")
+    @blp.alt_response(401, description="bad, expired or revoked token")
+    @blp.alt_response(403, description="neither a player nor the host of this game")
+    @blp.alt_response(404, description="no such game")
+    @blp.alt_response(409, description="the game is not over, or the rematch started without "
+                      "your seat")
+    @blp.alt_response(429, description="too many games created from this address")
+    def post(self, game_id: str) -> tuple[dict[str, Any], int]:
+        """Rematch: the first call on a finished game makes a standing challenge (a new
+        waiting game with the same seats and options; the caller hosts it); every call, the
+        first one too, accepts it for the caller's seat and answers that seat's player token
+        for the new game. It deals when every person accepted (bots accept at once)."""
+        done = rematch.rematch(game_id, _bearer())
+        return read.rematch_body(done), 201 if done.created else 200
 
 
 @blp.route("/<game_id>/actions")

@@ -112,6 +112,12 @@ class GameLike(Protocol[S_co]):
     def seats(self) -> Sequence[S_co]: ...
     @property
     def standing_dos(self) -> bool: ...
+    @property
+    def series_id(self) -> str | None: ...
+    @property
+    def series_no(self) -> int | None: ...
+    @property
+    def rematch_id(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +161,10 @@ class GameSnapshot:
     _state: dict[str, Any] | None = field(default=None, repr=False)
     standing_dos: bool = True
     turn_started_at: datetime | None = None
+    # A rematch series (services/rematch.py): its id, this game's number, the challenge made.
+    series_id: str | None = None
+    series_no: int | None = None
+    rematch_id: str | None = None
 
     @property
     def options(self) -> dict[str, Any]:
@@ -181,7 +191,9 @@ def snapshot(game: GameRow) -> GameSnapshot:
     return GameSnapshot(game.id, game.title, game.status, game.version, game.host_token_version,
                         None, game.turn_time_limit, game.turn_deadline, seats, None,
                         _options=game.options, _state=game.state,
-                        standing_dos=game.standing_dos, turn_started_at=game.turn_started_at)
+                        standing_dos=game.standing_dos, turn_started_at=game.turn_started_at,
+                        series_id=game.series_id, series_no=game.series_no,
+                        rematch_id=game.rematch_id)
 
 
 @dataclass(frozen=True)
@@ -205,7 +217,8 @@ _READ = (
            _SEATS.c.index, _SEATS.c.public_id, _SEATS.c.legacy_index, _SEATS.c.token_version,
            _SEATS.c.name, _SEATS.c.bot, _SEATS.c.claimed, _SEATS.c.resigned,
            _SEATS.c.vacation_until, _SEATS.c.standing_orders, _SEATS.c.last_seen_at,
-           _SEATS.c.turn_notified_at, _GAMES.c.standing_dos, _GAMES.c.turn_started_at)
+           _SEATS.c.turn_notified_at, _GAMES.c.standing_dos, _GAMES.c.turn_started_at,
+           _GAMES.c.series_id, _GAMES.c.series_no, _GAMES.c.rematch_id)
     .select_from(_GAMES.outerjoin(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
     .where(_GAMES.c.id == bindparam("game_id"))
     .order_by(_SEATS.c.index)
@@ -264,7 +277,8 @@ def read_game(game_id: str) -> GameSnapshot:
     seats = tuple(SeatSnapshot(*row[9:21]) for row in rows if row[9] is not None)
     return GameSnapshot(first[0], first[1], first[2], first[3], first[4], first[5], first[6],
                         first[7], seats, first[8], standing_dos=bool(first[21]),
-                        turn_started_at=first[22])
+                        turn_started_at=first[22], series_id=first[23], series_no=first[24],
+                        rematch_id=first[25])
 
 
 _ONE: Select[Any] = select(literal_column("1"))

@@ -41,7 +41,7 @@ from sqlalchemy.exc import IntegrityError
 from dos_engine import Game
 from dos_engine.errors import DosError, InvalidActionError
 from dos_engine.wording import describe
-from dos_server import i18n, mailtext, metrics, timefmt, tokens
+from dos_server import i18n, mailtext, metrics, timefmt, tokens, urls
 from dos_server.database import write_transaction
 from dos_server.errors import (
     AmbiguousAction,
@@ -65,6 +65,7 @@ from dos_server.services import (
     orders,
     play,
     read,
+    rematch,
     standing,
 )
 from dos_server.validation import email_key
@@ -73,7 +74,7 @@ log = logging.getLogger("dos_server.inbound")
 
 T = TypeVar("T")
 
-KEYWORDS = ("show", "moves", "history", "resign", "help", "join")
+KEYWORDS = ("show", "moves", "history", "resign", "help", "join", "rematch")
 HISTORY_EVENTS = 30
 SEAT_KEYWORDS = ("nudge", "nudges", "vote")  # commands with words after them
 
@@ -99,6 +100,8 @@ def help_lines() -> list[str]:
         "  vote 2 bot|end    " + _("on an absent seat (2): a bot plays it, or the game ends "
                                    "now"),
         "  join              " + _("take your seat, in answer to an invitation"),
+        "  rematch           " + _("once the game is over: play again with the same players "
+                                   "and rules (or accept the rematch someone asked for)"),
         "  remind 50% 1h     " + _("when to remind you of your turn: a share of its time, or "
                                    "hours (h) or minutes (m) before its deadline; remind off: "
                                    "never"),
@@ -553,6 +556,8 @@ def _run_lines(lines: list[str], shown: int, game: GameRow,
         return "help", help_lines(), game, seat
     if first == "join":
         return _join(game, seat)
+    if first == "rematch":
+        return _rematch(game, seat)
     if first.split(" ", 1)[0] == "orders":
         return _orders(game, seat, first.split()[1:])
     if first.split(" ", 1)[0] == "remind":
@@ -717,6 +722,30 @@ def _join(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRo
     return "joined", [_("You joined. The game starts when everyone invited has joined, or "
                         "when the host starts it; an email tells you when it is your turn.")], \
         game, seat
+
+
+def _rematch(game: GameRow, seat: SeatRow) -> tuple[str, list[str], GameRow, SeatRow]:
+    """Make the finished game's rematch, or accept the one it has, for this seat."""
+    try:
+        done = rematch.press(game, seat)
+    except DomainError as error:
+        raise Refusal(error.kind, [_("Nothing was changed: %(reason)s", reason=error.detail)]) \
+            from None
+    new = access.get_game(done.game.id, for_update=True)
+    new_seat = access.seat_of(new, done.seat if done.seat is not None else -1)
+    if new.status == "active":
+        said = _("You are in the rematch %(game)s: everyone accepted and it has started; an "
+                 "email tells you when it is your turn.", game=new.id)
+    else:
+        said = _("You are in the rematch %(game)s. It starts when everyone has accepted, or "
+                 "when its host starts it; an email tells you when it is your turn.",
+                 game=new.id)
+    return "rematch", [
+        said,
+        _("Its table: %(link)s", link=urls.signin_url(
+            new.id, access.seat_token("signin", new, new_seat))),
+        _("See it: %(command)s", command=f"dos-client show {new.id}"),
+    ], game, seat
 
 
 def _from_first_command(game: GameRow, seat: int, lines: list[str]) -> list[str]:

@@ -177,48 +177,62 @@ def check_new_game(request: NewGame) -> tuple[Options, list[str | None], list[st
 def create_game(request: NewGame) -> Created:
     """A new game in the lobby: it is dealt when every seat is taken by someone who joined
     (bots join at once), or when the host starts it; ``title`` is clean."""
+    parsed, names, emails = check_new_game(request)
+    with write_transaction():
+        return insert_game(request, parsed, names, emails)
+
+
+def insert_game(request: NewGame, parsed: Options, names: list[str | None],
+                emails: list[str | None], *, uninvited: frozenset[int] = frozenset(),
+                series: tuple[str, int] | None = None) -> Created:
+    """The new game's rows, in the caller's transaction (``check_new_game`` made the rest of
+    the arguments); every named person's seat but those in ``uninvited`` gets an invite.
+    ``series``: the rematch series' id and this game's number in it (its bots accept now)."""
     seats, title = request.seats, request.title
     turn_time_limit, timeout_policy = request.turn_time_limit, request.timeout_policy
     forfeit_after, vacation_days = request.forfeit_after, request.vacation_days
-    parsed, names, emails = check_new_game(request)
-    with write_transaction():
-        game = GameRow(
-            id=_new_id(),
-            title=title,
-            status="waiting",
-            version=1,
-            options=parsed.to_dict(),
-            invite_code=secrets.token_urlsafe(9),
-            host_token_version=1,
-            turn_time_limit=turn_time_limit,
-            timeout_policy=timeout_policy,
-            forfeit_after=forfeit_after,
-            vacation_days=vacation_days,
-            standing_dos=request.standing_dos,
-            chat_spectators=request.chat_spectators,
-            next_seq=1,
-        )
-        for index, spec in enumerate(seats):
-            game.seats.append(SeatRow(
-                index=index, public_id=new_seat_id(), name=names[index], email=emails[index],
-                webhook_url=spec.webhook_url, bot=spec.bot, token_version=1, claimed=bool(spec.bot),
-                webhook_secret=_webhook_secret_for(game, spec.webhook_url),
-            ))
-        db.session.add(game)
-        db.session.flush()
-        invites = []
-        for seat in game.seats:
-            if seat.name is None or seat.bot:
-                continue
-            invite = seat_token("invite", game, seat)
-            invites.append(Invite(seat.index, seat.name, invite, seat.webhook_secret))
-            notify.enqueue(game, "invited", [seat], None,
-                           {"invite": f"{game.id}:{invite}",
-                            "join": f"dos-client join {game.id}:{invite}"},
-                           key=f"created-{seat.index}")  # seats may share a webhook URL
-        created = Created(snapshot(game), Viewer(host=True),
-                          tokens.issue("host", game.id, None, game.host_token_version),
-                          game.invite_code, tuple(invites))
+    game = GameRow(
+        id=_new_id(),
+        title=title,
+        status="waiting",
+        version=1,
+        options=parsed.to_dict(),
+        invite_code=secrets.token_urlsafe(9),
+        host_token_version=1,
+        turn_time_limit=turn_time_limit,
+        timeout_policy=timeout_policy,
+        forfeit_after=forfeit_after,
+        vacation_days=vacation_days,
+        standing_dos=request.standing_dos,
+        chat_spectators=request.chat_spectators,
+        next_seq=1,
+        series_id=series[0] if series else None,
+        series_no=series[1] if series else None,
+    )
+    for index, spec in enumerate(seats):
+        game.seats.append(SeatRow(
+            index=index, public_id=new_seat_id(), name=names[index], email=emails[index],
+            webhook_url=spec.webhook_url, bot=spec.bot, token_version=1, claimed=bool(spec.bot),
+            webhook_secret=_webhook_secret_for(game, spec.webhook_url),
+            rematch_accepted_at=utcnow() if series and spec.bot else None,
+        ))
+    db.session.add(game)
+    db.session.flush()
+    invites = []
+    for seat in game.seats:
+        if seat.name is None or seat.bot:
+            continue
+        invite = seat_token("invite", game, seat)
+        invites.append(Invite(seat.index, seat.name, invite, seat.webhook_secret))
+        if seat.index in uninvited:
+            continue
+        notify.enqueue(game, "invited", [seat], None,
+                       {"invite": f"{game.id}:{invite}",
+                        "join": f"dos-client join {game.id}:{invite}"},
+                       key=f"created-{seat.index}")  # seats may share a webhook URL
+    created = Created(snapshot(game), Viewer(host=True),
+                      tokens.issue("host", game.id, None, game.host_token_version),
+                      game.invite_code, tuple(invites))
     return created
 
 
@@ -280,6 +294,8 @@ def take_seat(game: GameRow, seat: SeatRow) -> None:
     """``seat``'s person came to the table (under the game's lock); the last one deals."""
     if not seat.claimed and game.status == "waiting":
         game.version += 1  # the table changed; a second join with one invite changes nothing
+        if game.series_id is not None:  # joining a rematch challenge is accepting it
+            seat.rematch_accepted_at = utcnow()
     seat.claimed = True
     deal_when_everyone_joined(game)
 
@@ -294,20 +310,28 @@ def deal_when_everyone_joined(game: GameRow) -> None:
 def start_now(game_id: str, bearer: str | None) -> Written:
     """The host starts the game with the seats filled so far; open seats are removed. Invited
     people who have not joined keep their seats and invites: they play from the emails, or
-    join when they come."""
+    join when they come. In a rematch challenge the seats that did not accept are removed."""
     with write_transaction():
         game, viewer = locked(game_id, bearer)
         require_host(viewer)
         _require_waiting(game, "start")
-        filled = [s for s in game.seats if s.name is not None]
+        filled = [s for s in game.seats if _fills(game, s)]
         if len(filled) < 2 or all(s.bot for s in filled):
             raise NotEnoughPlayers(_("a game needs at least two filled seats, one of them a "
                                      "person"))
-        for seat in [s for s in game.seats if s.name is None]:
+        for seat in [s for s in game.seats if not _fills(game, s)]:
             game.seats.remove(seat)
         _renumber(game)
         deal(game)
         return Written(snapshot(game), viewer)
+
+
+def _fills(game: GameRow, seat: SeatRow) -> bool:
+    """Whether ``seat`` plays when the host starts now: a named one; in a rematch challenge
+    (services/rematch.py) one whose player accepted, as nobody else agreed to play again."""
+    if game.series_id is not None:
+        return seat.claimed
+    return seat.name is not None
 
 
 def cancel(game_id: str, bearer: str | None) -> Written:
@@ -637,6 +661,7 @@ __all__ = [
     "check_channels",
     "check_new_game",
     "create_game",
+    "insert_game",
     "join_game",
     "remove_seat",
     "rotate_token",

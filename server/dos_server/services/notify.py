@@ -27,7 +27,7 @@ from dos_engine.wording import describe
 from dos_server import i18n, tokens, urls
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow, NotificationRow, SeatRow, utcnow
-from dos_server.services import access, archive, attention, chat_history
+from dos_server.services import access, archive, attention, chat_history, series
 from dos_server.services.access import get_game, seat_named_by
 
 EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over", "invited")
@@ -230,6 +230,12 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     payload["signin"] = signin  # each listed move links to a page that plays it
     if event == "game_over":
         payload["record"] = urls.record_url(game.id)
+        payload["rematch"] = urls.rematch_url(game.id, signin)  # makes or accepts it
+    if event in ("game_over", "mail_reply") and game.rematch_id:  # who accepted it so far
+        payload["rematch_standing"] = series.standing_line(series.challenge_body(game.rematch_id))
+    if event in ("your_turn", "reminder", "game_over", "mail_reply"):
+        payload["series"] = series.score_line(series.series_body(
+            game.series_id, game.series_no, [s.name for s in game.seats], current=game))
     if state is not None:
         view = state.view(seat.index)
         payload["view"] = view.to_dict()

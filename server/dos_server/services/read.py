@@ -20,7 +20,7 @@ from flask import Response, current_app
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
 from dos_server.errors import GameNotFinished
 from dos_server.models import GameRow, as_utc, utcnow
-from dos_server.services import archive, attention
+from dos_server.services import archive, attention, series
 from dos_server.services.access import (
     GameLike,
     GameSnapshot,
@@ -41,6 +41,7 @@ from dos_server.services.words import language as reader_language
 if TYPE_CHECKING:
     from dos_server.services.lobby import Created, Invite, Joined, SeatRemoved
     from dos_server.services.play import Turn
+    from dos_server.services.rematch import Rematch
 
 
 def game_body(game: GameLike[SeatLike], viewer: Viewer,
@@ -82,7 +83,18 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
         if game.status != "active":  # ended early (nobody left to play): nothing is legal
             body["view"]["legal_actions"] = []
         body["fairness"] = fairness(state, revealed=game.status == "finished")
+    body.update(series_parts(game))
     return body
+
+
+def series_parts(game: GameLike[SeatLike]) -> dict[str, Any]:
+    """The game's rematch series and score, and the standing challenge made from it (who
+    accepted): queried only for a game of a series."""
+    if game.series_id is None and game.rematch_id is None:
+        return {"series": None, "rematch": None}
+    return {"series": series.series_body(game.series_id, game.series_no,
+                                         [s.name for s in game.seats]),
+            "rematch": series.challenge_body(game.rematch_id)}
 
 
 def _own_orders(game: GameLike[SeatLike], viewer: Viewer) -> list[str] | None:
@@ -220,8 +232,10 @@ def game_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
     """
     seats = _seats_shown(game, utcnow())
     deadline = game.turn_deadline.isoformat() if game.turn_deadline else None
+    # A series' score and a challenge's acceptances change in other games' rows.
     return _tag("g", game, viewer, [game.status, deadline, viewer.host, seats,
-                                    game.standing_dos, _own_orders(game, viewer)])
+                                    game.standing_dos, _own_orders(game, viewer),
+                                    series_parts(game)])
 
 
 def actions_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
@@ -401,6 +415,19 @@ def created_body(created: Created) -> dict[str, Any]:
     body["invite_code"] = created.invite_code
     body["invites"] = [{**_invite_out(invite), "webhook_secret": invite.webhook_secret}
                        for invite in created.invites]
+    return body
+
+
+def rematch_body(done: Rematch) -> dict[str, Any]:
+    """A Rematch press: the new game as the presser sees it, their seat's player token, and
+    the host token when this press made the challenge (shown once)."""
+    body: dict[str, Any] = {"game_id": done.game.id, "from": done.old_id,
+                            "created": done.created, "seat": done.seat,
+                            "player_token": done.player_token}
+    if done.created:
+        body["host_token"] = done.host_token
+        body["invite_code"] = done.invite_code
+    body["game"] = written_body(done)
     return body
 
 

@@ -109,6 +109,8 @@ def game_context(payload: Payload) -> dict[str, Any]:
         "reply_to": payload.get("reply_to"),
         "record": payload.get("record"),
         "rematch": payload.get("rematch"),
+        "rematch_standing": payload.get("rematch_standing"),
+        "series": payload.get("series"),
         "table": payload.get("table"),
         "all_games": urls.all_games_url(),
         "stop": stop_link(payload) if payload.get("unsubscribe") else None,

@@ -7,7 +7,8 @@ an email's link opens besides the table), ``emailed_move`` (a your-turn email's 
 two taps), ``install`` (the web app manifest, for a phone's home screen), ``zone`` (the
 browser's time zone, filling a seat's or an identity's the first time), ``rules`` (the
 players' rules, in the reader's language), ``waiting`` (nudging the player to move, votes on an
-absent player's seat), ``notes`` (the seat's private notes on the table page).
+absent player's seat), ``notes`` (the seat's private notes on the table page),
+``rematching`` (Rematch, and the game-over email's accept link).
 """
 
 from dos_server.web.pages import (
@@ -20,6 +21,7 @@ from dos_server.web.pages import (
     mailed,
     me,
     notes,
+    rematching,
     rules,
     settings,
     table,
@@ -28,4 +30,4 @@ from dos_server.web.pages import (
 )
 
 __all__ = ["chat", "emailed_move", "home", "host", "install", "join", "mailed", "me", "notes",
-           "rules", "settings", "table", "waiting", "zone"]
+           "rematching", "rules", "settings", "table", "waiting", "zone"]

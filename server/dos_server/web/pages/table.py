@@ -1,5 +1,5 @@
 """The table: the game as the signed-in seat sees it, moves, the history, the record,
-the rematch, and the long-poll that tells the page the game moved on."""
+and the long-poll that tells the page the game moved on."""
 
 from __future__ import annotations
 
@@ -29,13 +29,11 @@ from dos_engine.cards import Card
 from dos_engine.errors import InvalidActionError
 from dos_server import i18n, timefmt
 from dos_server.errors import DomainError
-from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
-from dos_server.services import access, attention, notes, play, read, rematch, watch
+from dos_server.services import access, attention, notes, play, read, watch
 from dos_server.web import auth, chatting, nudging, present, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
-from dos_server.web.pages.host import host_and_sit
 
 HISTORY_ON_TABLE = 30
 # A request carrying this header (the table's script, with fetch) gets the table fragment
@@ -275,21 +273,6 @@ def picked_move(form: MultiDict[str, str]) -> str | None:
         raise Problem(422, "illegal-action", _("Pick one card"), why,
                       rule="3.6" if to == "add" else "3.5")
     return f"{to} {cards[0].code}"
-
-
-@bp.post("/games/<game_id>/rematch")
-@limiter.limit(lambda: current_app.config["RATE_LIMIT_CREATE"])
-def start_rematch(game_id: str) -> Page:
-    """A new game with the same seats and options; the asker hosts it and sits at it."""
-    token = auth.player_token(game_id) or auth.host_token(game_id)
-    if token is None:
-        raise Problem(401, "not-signed-in", _("Not signed in"),
-                      _("sign in to this game (the link in your email) to start a rematch"))
-    created, seat = rematch.rematch(game_id, token)
-    host_and_sit(created, seat)
-    flash(_("Rematch created with the same seats and rules. Players with an email address were "
-            "invited by email; send the others their invite link."))
-    return redirect(url_for("web.host", game_id=created.game.id), 303)
 
 
 @bp.get("/games/<game_id>/history")
