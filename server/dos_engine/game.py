@@ -360,9 +360,10 @@ class Game:
             elif self.has_drawn:
                 if self.options.after_draw == "drawn_card":
                     if self.matches == 0:
+                        held = set(map(_card_id, hand))
                         if self.drawn is not None:
-                            actions = self._list_matches(hand, must_use=self.drawn)
-                        actions.extend(map(_ADD.__getitem__, sorted(set(map(_card_id, hand)))))
+                            actions = self._list_drawn_matches(hand, held, self.drawn)
+                        actions.extend(map(_ADD.__getitem__, sorted(held)))
                     else:
                         actions.append(END)
                 else:
@@ -397,6 +398,60 @@ class Game:
                 )
         self._listed = (seat, tuple(actions))
         return actions
+
+    def _list_drawn_matches(self, hand: Sequence[Card], held: set[int],
+                            drawn: Card) -> list[Action]:
+        """``_list_matches(hand, must_use=drawn)``, the matches a drawn card allows (3.6).
+
+        Usually (no Wild # in the hand or on a free CR card) the drawn card's value alone says
+        which CR cards it can match, and with which value of partner: the cards of that value
+        come from ``held`` (the ids of the hand's cards), in the listing's order.
+        """
+        value = drawn.number
+        if value is None or not held.isdisjoint(_WILD_NUMBER_IDS):
+            return self._list_matches(hand, must_use=drawn)
+        row = self.center_row
+        if len(_MATCHES) < len(row):
+            _add_match_tables(len(row))
+        drawn_id = drawn.id
+        out: list[Action] = []
+        for index, matched in enumerate(self.cr_matched):
+            if matched is not None:
+                continue
+            number = row[index].number
+            if number is None:  # a Wild # in the CR
+                return self._list_matches(hand, must_use=drawn)
+            table = _MATCHES[index]
+            position = index + 1
+            if number == value:
+                key = drawn_id * _KEYS + _SINGLE
+                out.append(table[key] or _new_match(table, key, position, (drawn,)))
+            rest = number - value
+            if rest < 1:
+                continue
+            if rest > value:  # the drawn card first, then each card of value rest
+                base = drawn_id * _KEYS
+                for other in _IDS_BY_VALUE[rest]:
+                    if other in held:
+                        key = base + other
+                        out.append(table[key]
+                                   or _new_match(table, key, position, (drawn, ALL_CARDS[other])))
+            elif rest < value:  # each card of value rest, then the drawn card
+                for other in _IDS_BY_VALUE[rest]:
+                    if other in held:
+                        key = other * _KEYS + drawn_id
+                        out.append(table[key]
+                                   or _new_match(table, key, position, (ALL_CARDS[other], drawn)))
+            else:  # two cards of the drawn card's value: pairs in order of their first card
+                same = [other for other in _IDS_BY_VALUE[value] if other in held]
+                twice = list(map(_card_id, hand)).count(drawn_id) > 1
+                for a in same:
+                    for b in same:
+                        if (b > a or (b == a and twice)) and drawn_id in (a, b):
+                            key = a * _KEYS + b
+                            out.append(table[key] or _new_match(
+                                table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+        return out
 
     def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Action]:
         """Enumerate matches from the hand's value table, not by trying every pair of cards.
@@ -1476,6 +1531,10 @@ def _distinct_ids(hand: Sequence[Card]) -> list[int]:
 
 
 _card_id = attrgetter("id")
+# The ids of the cards that count as each value 1-10 (no Wild #), in id order; the Wild # ids.
+_IDS_BY_VALUE: list[tuple[int, ...]] = [
+    tuple(card.id for card in ALL_CARDS if card.number == value) for value in range(11)]
+_WILD_NUMBER_IDS = frozenset(card.id for card in ALL_CARDS if card.kind is CardKind.WILD_NUMBER)
 
 # Matches are immutable, so listing reuses one object per (CR position, cards): the table of
 # position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
