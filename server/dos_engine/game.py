@@ -72,7 +72,7 @@ from dos_engine.actions import (
     Place,
     split_turn,
 )
-from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, Card, CardKind, new_deck
+from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, DECK_SIZE, Card, CardKind, new_deck
 from dos_engine.errors import (
     DosError,
     IllegalActionError,
@@ -1606,18 +1606,33 @@ def start_game(
     return game, events
 
 
+_DEALER_TOP = 16  # cards of a deck the draw for dealer shuffles into place first (4 draws of 4)
+
+
 def _draw_for_dealer(seed: str, count: int) -> tuple[int, list[dict[str, str]]]:
     """2.2: everyone draws a card; highest number deals (wilds count 0); ties draw again."""
+    # Cards come off the top of each deck, so the deck is shuffled only as deep as the draws go
+    # (shuffle's ``top``), and shuffled whole, as it always was, if the ties go deeper.
     deck_no = 0
+    key = derive_key(seed, "dealer", str(deck_no))
     deck = new_deck()
-    shuffle(deck, derive_key(seed, "dealer", str(deck_no)))
+    shuffle(deck, key, top=_DEALER_TOP)
+    placed = _DEALER_TOP  # the cards on top of the deck that are where a whole shuffle puts them
     contenders = list(range(count))
     draws: list[dict[str, str]] = []
     while True:
         if len(deck) < len(contenders):
             deck_no += 1
+            key = derive_key(seed, "dealer", str(deck_no))
             deck = new_deck()
-            shuffle(deck, derive_key(seed, "dealer", str(deck_no)))
+            shuffle(deck, key, top=_DEALER_TOP)
+            placed = _DEALER_TOP
+        taken = DECK_SIZE - len(deck)
+        if taken + len(contenders) > placed:
+            deck = new_deck()
+            shuffle(deck, key)
+            del deck[DECK_SIZE - taken:]
+            placed = DECK_SIZE
         drawn = {seat: deck.pop() for seat in contenders}
         draws.append({str(seat): card.code for seat, card in drawn.items()})
         best = max(card.dealer_value for card in drawn.values())
