@@ -72,7 +72,7 @@ from dos_engine.actions import (
     Place,
     split_turn,
 )
-from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, Card, CardKind, new_deck
+from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, DECK_SIZE, Card, CardKind, new_deck
 from dos_engine.errors import (
     DosError,
     IllegalActionError,
@@ -360,9 +360,10 @@ class Game:
             elif self.has_drawn:
                 if self.options.after_draw == "drawn_card":
                     if self.matches == 0:
+                        held = set(map(_card_id, hand))
                         if self.drawn is not None:
-                            actions = self._list_matches(hand, must_use=self.drawn)
-                        actions.extend(map(_ADD.__getitem__, sorted(set(map(_card_id, hand)))))
+                            actions = self._list_drawn_matches(hand, held, self.drawn)
+                        actions.extend(map(_ADD.__getitem__, sorted(held)))
                     else:
                         actions.append(END)
                 else:
@@ -397,6 +398,60 @@ class Game:
                 )
         self._listed = (seat, tuple(actions))
         return actions
+
+    def _list_drawn_matches(self, hand: Sequence[Card], held: set[int],
+                            drawn: Card) -> list[Action]:
+        """``_list_matches(hand, must_use=drawn)``, the matches a drawn card allows (3.6).
+
+        Usually (no Wild # in the hand or on a free CR card) the drawn card's value alone says
+        which CR cards it can match, and with which value of partner: the cards of that value
+        come from ``held`` (the ids of the hand's cards), in the listing's order.
+        """
+        value = drawn.number
+        if value is None or not held.isdisjoint(_WILD_NUMBER_IDS):
+            return self._list_matches(hand, must_use=drawn)
+        row = self.center_row
+        if len(_MATCHES) < len(row):
+            _add_match_tables(len(row))
+        drawn_id = drawn.id
+        out: list[Action] = []
+        for index, matched in enumerate(self.cr_matched):
+            if matched is not None:
+                continue
+            number = row[index].number
+            if number is None:  # a Wild # in the CR
+                return self._list_matches(hand, must_use=drawn)
+            table = _MATCHES[index]
+            position = index + 1
+            if number == value:
+                key = drawn_id * _KEYS + _SINGLE
+                out.append(table[key] or _new_match(table, key, position, (drawn,)))
+            rest = number - value
+            if rest < 1:
+                continue
+            if rest > value:  # the drawn card first, then each card of value rest
+                base = drawn_id * _KEYS
+                for other in _IDS_BY_VALUE[rest]:
+                    if other in held:
+                        key = base + other
+                        out.append(table[key]
+                                   or _new_match(table, key, position, (drawn, ALL_CARDS[other])))
+            elif rest < value:  # each card of value rest, then the drawn card
+                for other in _IDS_BY_VALUE[rest]:
+                    if other in held:
+                        key = other * _KEYS + drawn_id
+                        out.append(table[key]
+                                   or _new_match(table, key, position, (ALL_CARDS[other], drawn)))
+            else:  # two cards of the drawn card's value: pairs in order of their first card
+                same = [other for other in _IDS_BY_VALUE[value] if other in held]
+                twice = list(map(_card_id, hand)).count(drawn_id) > 1
+                for a in same:
+                    for b in same:
+                        if (b > a or (b == a and twice)) and drawn_id in (a, b):
+                            key = a * _KEYS + b
+                            out.append(table[key] or _new_match(
+                                table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+        return out
 
     def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Action]:
         """Enumerate matches from the hand's value table, not by trying every pair of cards.
@@ -1476,6 +1531,10 @@ def _distinct_ids(hand: Sequence[Card]) -> list[int]:
 
 
 _card_id = attrgetter("id")
+# The ids of the cards that count as each value 1-10 (no Wild #), in id order; the Wild # ids.
+_IDS_BY_VALUE: list[tuple[int, ...]] = [
+    tuple(card.id for card in ALL_CARDS if card.number == value) for value in range(11)]
+_WILD_NUMBER_IDS = frozenset(card.id for card in ALL_CARDS if card.kind is CardKind.WILD_NUMBER)
 
 # Matches are immutable, so listing reuses one object per (CR position, cards): the table of
 # position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
@@ -1547,18 +1606,33 @@ def start_game(
     return game, events
 
 
+_DEALER_TOP = 16  # cards of a deck the draw for dealer shuffles into place first (4 draws of 4)
+
+
 def _draw_for_dealer(seed: str, count: int) -> tuple[int, list[dict[str, str]]]:
     """2.2: everyone draws a card; highest number deals (wilds count 0); ties draw again."""
+    # Cards come off the top of each deck, so the deck is shuffled only as deep as the draws go
+    # (shuffle's ``top``), and shuffled whole, as it always was, if the ties go deeper.
     deck_no = 0
+    key = derive_key(seed, "dealer", str(deck_no))
     deck = new_deck()
-    shuffle(deck, derive_key(seed, "dealer", str(deck_no)))
+    shuffle(deck, key, top=_DEALER_TOP)
+    placed = _DEALER_TOP  # the cards on top of the deck that are where a whole shuffle puts them
     contenders = list(range(count))
     draws: list[dict[str, str]] = []
     while True:
         if len(deck) < len(contenders):
             deck_no += 1
+            key = derive_key(seed, "dealer", str(deck_no))
             deck = new_deck()
-            shuffle(deck, derive_key(seed, "dealer", str(deck_no)))
+            shuffle(deck, key, top=_DEALER_TOP)
+            placed = _DEALER_TOP
+        taken = DECK_SIZE - len(deck)
+        if taken + len(contenders) > placed:
+            deck = new_deck()
+            shuffle(deck, key)
+            del deck[DECK_SIZE - taken:]
+            placed = DECK_SIZE
         drawn = {seat: deck.pop() for seat in contenders}
         draws.append({str(seat): card.code for seat, card in drawn.items()})
         best = max(card.dealer_value for card in drawn.values())

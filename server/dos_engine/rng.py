@@ -88,34 +88,40 @@ class HashStream:
                 return value % n
 
 
-def shuffle(items: list[T], key: bytes) -> None:
+def shuffle(items: list[T], key: bytes, top: int | None = None) -> None:
     """Shuffle ``items`` in place with Fisher–Yates driven by the key's stream.
 
     Reads the same stream as :class:`HashStream`, but hashes the blocks a whole deck needs in
     one go (a deal is on the hot path of self-play).
+
+    With ``top``, only the first ``top`` swaps are made: they put the last ``top`` items where
+    the whole shuffle puts them (a later swap never touches a place above its own), and leave
+    the others half shuffled. Drawing a few cards off the top needs no more.
     """
     count = len(items)
     if count < 2:
         return
-    blocks = (count + 2) // 4  # one u64 per swap, four per block
+    steps = count - 1 if top is None else max(0, min(top, count - 1))
+    blocks = (steps + 3) // 4  # one u64 per swap, four per block
     counters = _COUNTERS[:blocks] if blocks <= len(_COUNTERS) else [
         n.to_bytes(8, "big") for n in range(blocks)]
     stream = b"".join([_sha256(key + counter).digest() for counter in counters])
     values = list(struct.unpack(f">{4 * blocks}Q", stream))
+    last = count - 1 - steps  # the swaps are those of i = count - 1 down to last + 1
     # A value randbelow could reject starts with seven 0xff bytes: when no such run is in the
     # stream at all (a cheap search of the bytes), none of the values is rejected.
     if count <= _NEVER_REJECTED_BELOW_N and (_SEVEN_FF not in stream
-                                            or max(values[:count - 1]) < _NEVER_REJECTED):
+                                            or max(values[:steps], default=0) < _NEVER_REJECTED):
         # The usual case by far: randbelow rejects none of these values, so each swap takes the
         # next one as it comes.
         # j = value % (i + 1) for i = count - 1 .. 1, worked out by map (it stops with the
         # range: values holds a few more)
-        swaps = map(_mod, values, range(count, 1, -1))
-        for i, j in zip(range(count - 1, 0, -1), swaps, strict=True):
+        swaps = map(_mod, values, range(count, last + 1, -1))
+        for i, j in zip(range(count - 1, last, -1), swaps, strict=True):
             items[i], items[j] = items[j], items[i]
         return
     taken = 0
-    for i in range(count - 1, 0, -1):
+    for i in range(count - 1, last, -1):
         bound = i + 1
         limit = _TWO_64 - (_TWO_64 % bound)
         while True:

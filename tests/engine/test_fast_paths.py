@@ -6,7 +6,11 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from dos_engine import Game, Options
+import pytest
+
+import dos_engine.game as game_module
+from dos_engine import Game, Options, new_deck
+from dos_engine.rng import derive_key, shuffle
 
 PLAYERS = ("north", "east", "south", "west")
 
@@ -32,3 +36,51 @@ def test_options_to_dict_is_asdict() -> None:
                                        bonus_placement="mandatory", dos_rule="v1")):
         assert options.to_dict() == dataclasses.asdict(options)
         assert list(options.to_dict()) == [f.name for f in dataclasses.fields(Options)]
+
+
+def test_a_shuffle_of_the_top_places_the_top_as_the_whole_shuffle_does() -> None:
+    for number in range(400):
+        size = 2 + number % 150  # above 128 cards, the path that may reject values
+        key = derive_key(f"top-{number}", "test")
+        whole = list(range(size))
+        shuffle(whole, key)
+        for top in (0, 1, 4, 16, size - 1, size + 3):
+            part = list(range(size))
+            shuffle(part, key, top=top)
+            placed = min(top, size - 1)
+            assert part[size - placed:] == whole[size - placed:], (size, top)
+            assert sorted(part) == list(range(size))
+
+
+def reference_draw_for_dealer(seed: str, count: int) -> tuple[int, list[dict[str, str]]]:
+    """2.2 as it reads: whole shuffled decks, cards off the top until one seat is highest."""
+    deck_no = 0
+    deck = new_deck()
+    shuffle(deck, derive_key(seed, "dealer", str(deck_no)))
+    contenders = list(range(count))
+    draws: list[dict[str, str]] = []
+    while True:
+        if len(deck) < len(contenders):
+            deck_no += 1
+            deck = new_deck()
+            shuffle(deck, derive_key(seed, "dealer", str(deck_no)))
+        drawn = {seat: deck.pop() for seat in contenders}
+        draws.append({str(seat): card.code for seat, card in drawn.items()})
+        best = max(card.dealer_value for card in drawn.values())
+        contenders = [seat for seat, card in drawn.items() if card.dealer_value == best]
+        if len(contenders) == 1:
+            return contenders[0], draws
+
+
+@pytest.mark.parametrize("top", [16, 4, 1])  # the engine's depth, and shallower: ties go deeper
+def test_the_draw_for_dealer_is_that_of_whole_shuffled_decks(
+        top: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(game_module, "_DEALER_TOP", top)
+    deepest = 0
+    for number in range(2_000):
+        for count in (2, 3, 4):
+            expected = reference_draw_for_dealer(f"dealer-{number}", count)
+            assert game_module._draw_for_dealer(f"dealer-{number}", count) == expected
+            deepest = max(deepest, sum(len(draw) for draw in expected[1]))
+    if top < 8:  # (no tie in these games goes past 10 cards)
+        assert deepest > top  # some draws went deeper than the partly shuffled top
