@@ -239,6 +239,10 @@ class CreateGameIn(Schema):
         load_default=False,
         metadata={"description": "whether spectators may write in the game's chat (default "
                                  "false: they read it)"})
+    rated = StrictBoolean(
+        metadata={"description": "whether the finish moves the signed-in players' ratings "
+                                 "(default: true when at least two seats are for people; "
+                                 "fixed for the game)"})
 
 
 class OrdersIn(Schema):

@@ -112,6 +112,8 @@ class GameLike(Protocol[S_co]):
     def seats(self) -> Sequence[S_co]: ...
     @property
     def standing_dos(self) -> bool: ...
+    @property
+    def rated(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,7 @@ class GameSnapshot:
     _state: dict[str, Any] | None = field(default=None, repr=False)
     standing_dos: bool = True
     turn_started_at: datetime | None = None
+    rated: bool = False
 
     @property
     def options(self) -> dict[str, Any]:
@@ -181,7 +184,8 @@ def snapshot(game: GameRow) -> GameSnapshot:
     return GameSnapshot(game.id, game.title, game.status, game.version, game.host_token_version,
                         None, game.turn_time_limit, game.turn_deadline, seats, None,
                         _options=game.options, _state=game.state,
-                        standing_dos=game.standing_dos, turn_started_at=game.turn_started_at)
+                        standing_dos=game.standing_dos, turn_started_at=game.turn_started_at,
+                        rated=game.rated)
 
 
 @dataclass(frozen=True)
@@ -205,7 +209,8 @@ _READ = (
            _SEATS.c.index, _SEATS.c.public_id, _SEATS.c.legacy_index, _SEATS.c.token_version,
            _SEATS.c.name, _SEATS.c.bot, _SEATS.c.claimed, _SEATS.c.resigned,
            _SEATS.c.vacation_until, _SEATS.c.standing_orders, _SEATS.c.last_seen_at,
-           _SEATS.c.turn_notified_at, _GAMES.c.standing_dos, _GAMES.c.turn_started_at)
+           _SEATS.c.turn_notified_at, _GAMES.c.standing_dos, _GAMES.c.turn_started_at,
+           _GAMES.c.rated)
     .select_from(_GAMES.outerjoin(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
     .where(_GAMES.c.id == bindparam("game_id"))
     .order_by(_SEATS.c.index)
@@ -264,7 +269,7 @@ def read_game(game_id: str) -> GameSnapshot:
     seats = tuple(SeatSnapshot(*row[9:21]) for row in rows if row[9] is not None)
     return GameSnapshot(first[0], first[1], first[2], first[3], first[4], first[5], first[6],
                         first[7], seats, first[8], standing_dos=bool(first[21]),
-                        turn_started_at=first[22])
+                        turn_started_at=first[22], rated=bool(first[23]))
 
 
 _ONE: Select[Any] = select(literal_column("1"))

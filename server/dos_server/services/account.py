@@ -57,7 +57,7 @@ from dos_server.models import (
     as_utc,
     utcnow,
 )
-from dos_server.services import chat, notify
+from dos_server.services import chat, notify, ratings
 from dos_server.services.access import find_seat, get_game, seat_token
 from dos_server.services.locks import lock_games
 from dos_server.services.words import _
@@ -552,6 +552,7 @@ def export(bearer: str | None) -> dict[str, Any]:
                              "outcome": m.outcome, "received_at": _iso(m.received_at)}
                             for m in inbound],
         "messages": chat.of_identity(key),  # table talk written by you or your seats
+        "ratings": ratings.export(key),  # your rating and what each rated game did to it
     }
 
 
@@ -586,6 +587,7 @@ def forget_key(key: str) -> dict[str, Any]:
         kept = db.session.execute(
             select(SeatRow.game_id).where(mine, SeatRow.game_id.not_in(games))
         ).scalars().all()
+        ratings.forget(key)  # after the games, as a game's end takes them (services/locks.py)
         db.session.execute(delete(NotificationRow).where(
             func.lower(NotificationRow.target) == key, NotificationRow.status != "pending",
             or_(NotificationRow.game_id.is_(None), NotificationRow.game_id.in_(closed))))

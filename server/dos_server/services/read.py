@@ -20,7 +20,7 @@ from flask import Response, current_app
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
 from dos_server.errors import GameNotFinished
 from dos_server.models import GameRow, as_utc, utcnow
-from dos_server.services import archive, attention
+from dos_server.services import archive, attention, ratings
 from dos_server.services.access import (
     GameLike,
     GameSnapshot,
@@ -47,6 +47,9 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
               state: Game | None = None) -> dict[str, Any]:
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
     now = utcnow()
+    # A finished rated game's rating changes, by seat (written with its finish, at this version).
+    changes = (ratings.game_changes(game.id) if game.rated and game.status == "finished"
+               else {})
     body: dict[str, Any] = {
         "id": game.id,
         "title": game.title,
@@ -66,9 +69,11 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
                 "resigned": seat.resigned,
                 "open": seat.name is None,
                 "vacation_until": _shown_until(seat, now),
+                "rating": changes.get(seat.index),
             }
             for seat in game.seats
         ],
+        "rated": game.rated,
         "view": None,
         "fairness": None,
         # Standing orders (services/orders.py): whether they may call and catch here, and

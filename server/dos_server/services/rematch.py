@@ -26,7 +26,8 @@ def rematch(game_id: str, bearer: str | None) -> tuple[lobby.Created, int | None
                             bot=seat.bot) for seat in game.seats]
     created = lobby.create_game(lobby.NewGame(
         seats, dict(game.options), game.turn_time_limit, game.timeout_policy,
-        game.forfeit_after, game.vacation_days, game.title, game.standing_dos))
+        game.forfeit_after, game.vacation_days, game.title, game.standing_dos,
+        rated=game.rated))
     return created, viewer.seat
 
 
