@@ -296,3 +296,98 @@ def rated(app: Flask, client: FlaskClient) -> dict[str, str]:
     accounts = _sign_in_all(client, app, "ann", "bob", "cid")
     _finished_games(client, [("ann", "bob"), ("bob", "cid", "ann")])
     return accounts
+
+
+def _settings(client: FlaskClient, token: str, **body: Any) -> Any:
+    return client.put("/api/me/settings", json=body, headers=bearer(token))
+
+
+def test_player_names_are_checked_and_unique_case_aside(
+        app: Flask, client: FlaskClient, rated: dict[str, str]) -> None:
+    ann, bob = rated["ann"], rated["bob"]
+    named = _settings(client, ann, player_name="Ann_the-1.st")
+    assert named.status_code == 200, named.get_data(as_text=True)
+    assert named.get_json()["player_name"] == "Ann_the-1.st"
+    for bad in ["ab", "x" * 41, "ann smith", "ann/x", ".ann", "ann;", "", 5, "a\u200bnn"]:
+        body = assert_problem(_settings(client, bob, player_name=bad), 422)
+        assert "player_name" in str(body), bad
+    taken = assert_problem(_settings(client, bob, player_name="ANN_THE-1.ST"), 409)
+    assert taken["type"].endswith("/player-name-taken")
+    with app.app_context():
+        from dos_server.models import IdentityRow
+        assert db.session.get(IdentityRow, "bob@example.org").player_name is None  # nothing stored
+        db.session.remove()
+    assert _settings(client, bob, player_name="ສົມສັກ").status_code == 200  # Lao letters and signs
+    assert _settings(client, ann, player_name="Ann_the-1.st").status_code == 200  # own name again
+    me = client.get("/api/me", headers=bearer(ann)).get_json()
+    assert me["player_name"] == "Ann_the-1.st"
+    assert me["leaderboard_hidden"] is False
+    assert me["rating"]["games"] == 2
+    # Giving a name up frees it.
+    assert _settings(client, ann, player_name=None).get_json()["player_name"] is None
+    assert _settings(client, rated["cid"], player_name="ann_THE-1.st").status_code == 200
+
+
+def test_the_player_api_and_the_leaderboard_with_hiding_and_paging(
+        app: Flask, client: FlaskClient, rated: dict[str, str]) -> None:
+    for name in ("ann", "bob", "cid"):
+        assert _settings(client, rated[name], player_name=name.title()).status_code == 200
+    page = client.get("/api/players/ann").get_json()  # any case
+    assert page["name"] == "Ann"
+    assert page["games"] == 2
+    assert page["on_leaderboard"] is True
+    assert [change["players"] for change in page["recent"]] == [3, 2]  # newest first
+    for change in page["recent"]:
+        assert change["after"] == round(change["before"] + change["change"], 1)
+    assert page["recent"][0]["before"] == page["recent"][1]["after"]
+    assert page["rating"] == page["recent"][0]["after"]
+    assert "email" not in str(page)
+    assert "example.org" not in str(page)
+    assert_problem(client.get("/api/players/nobody"), 404)
+    board = client.get("/api/leaderboard").get_json()
+    assert board["total"] == 3
+    assert [p["rank"] for p in board["players"]] == [1, 2, 3]
+    listed = [p["rating"] for p in board["players"]]
+    assert listed == sorted(listed, reverse=True)
+    assert {p["name"] for p in board["players"]} == {"Ann", "Bob", "Cid"}
+    # Hidden: off the leaderboard, the player page stays.
+    assert _settings(client, rated["bob"], leaderboard_hidden=True).status_code == 200
+    board = client.get("/api/leaderboard?limit=1&offset=1").get_json()
+    assert board["total"] == 2
+    assert len(board["players"]) == 1
+    assert board["players"][0]["rank"] == 2
+    assert "Bob" not in str(client.get("/api/leaderboard").get_json())
+    assert client.get("/api/players/bob").get_json()["on_leaderboard"] is False
+    for query in ("limit=0", "limit=101", "offset=-1", "limit=x"):
+        assert_problem(client.get(f"/api/leaderboard?{query}"), 422)
+    # A named player without a rated game is not listed; one without a name never is.
+    dan = sign_in(client, app, "dan@example.org")
+    assert _settings(client, dan, player_name="Dan").status_code == 200
+    assert client.get("/api/players/dan").get_json()["rating"] is None
+    assert client.get("/api/leaderboard").get_json()["total"] == 2
+
+
+def test_the_export_holds_the_rating_and_deletion_removes_it(
+        app: Flask, client: FlaskClient, rated: dict[str, str]) -> None:
+    _settings(client, rated["ann"], player_name="Ann")
+    exported = client.get("/api/me/export", headers=bearer(rated["ann"])).get_json()
+    assert exported["identity"]["player_name"] == "Ann"
+    assert exported["ratings"]["rating"]["games"] == 2
+    assert len(exported["ratings"]["changes"]) == 2
+    before = _ratings(app)
+    assert client.delete("/api/me", headers=bearer(rated["ann"])).status_code == 200
+    after = _ratings(app)
+    assert "ann@example.org" not in after
+    assert after == {key: value for key, value in before.items() if key != "ann@example.org"}
+    with app.app_context():
+        keys = set(db.session.execute(select(RatingChangeRow.email_key)).scalars())
+        db.session.remove()
+    assert "ann@example.org" not in keys
+    assert_problem(client.get("/api/players/ann"), 404)
+    # A rebuild replays what is left: the three-player game without ann; the two-player
+    # game, bob's alone now, counts no more.
+    with app.app_context():
+        assert ratings.rebuild() == 1
+        db.session.remove()
+    assert {key: games for key, (_mu, _sigma, games) in _ratings(app).items()} == {
+        "bob@example.org": 1, "cid@example.org": 1}

@@ -37,8 +37,10 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from dos_engine import Game
 from dos_server.database import write_transaction
+from dos_server.errors import PlayerNameTaken, PlayerNotFound
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow, RatingChangeRow, RatingRow, SeatRow, utcnow
+from dos_server.services.words import _
 
 # The model's parameters, in one place (OpenSkill 6's defaults for Plackett-Luce).
 MU = 25.0
@@ -49,6 +51,7 @@ TAU = MU / 300  # each game first widens sigma a little: ratings can keep moving
 MODEL = PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA, kappa=KAPPA, tau=TAU, limit_sigma=False,
                      balance=False)
 MIN_PLAYERS = 2
+NAME_LOCK = 0x444F5352  # "DOSR": the advisory lock of player-name changes (PostgreSQL)
 RECENT = 20  # the changes a player's page lists
 
 
@@ -168,8 +171,9 @@ def rebuild() -> int:
 
     Rated games are replayed in ``finished_at`` then id order, each from its
     ``rating_changes`` rows' ranks; every row's before and after values and every rating
-    are rewritten. On PostgreSQL the two tables are locked for the run: game ends wait for
-    it (reads do not).
+    are rewritten. A game left with one rated player (the others' identities were deleted,
+    and their rows with them) counts no more: its last row is deleted. On PostgreSQL the two
+    tables are locked for the run: game ends wait for it (reads do not).
     """
     with write_transaction():
         if db.session.connection().dialect.name == "postgresql":
@@ -188,6 +192,10 @@ def rebuild() -> int:
         current: dict[str, tuple[float, float]] = {}
         played: dict[str, int] = {}
         last: dict[str, Any] = {}
+        lone = [group[0] for group in games if len(group) < MIN_PLAYERS]
+        for change in lone:  # its other players' identities were deleted: it counts no more
+            db.session.delete(change)
+        games = [group for group in games if len(group) >= MIN_PLAYERS]
         for group in games:
             before = [current.get(c.email_key, (MU, SIGMA)) for c in group]
             after = _rate(before, [c.rank for c in group])
@@ -211,6 +219,68 @@ def forget(key: str) -> None:
     after the games it locks: services/locks.py)."""
     db.session.execute(delete(RatingChangeRow).where(RatingChangeRow.email_key == key))
     db.session.execute(delete(RatingRow).where(RatingRow.email_key == key))
+
+
+# -- player names and the leaderboard -----------------------------------------------------------
+
+
+def claim_name(identity: IdentityRow, name: str | None) -> None:
+    """Give the locked ``identity`` the player name ``name`` (clean; None: none), unless another
+    identity goes by it, case aside (PlayerNameTaken). Inside the caller's transaction.
+
+    Name changes are serialized (SQLite: the write transaction; PostgreSQL: one advisory
+    lock, after the identity's row), so two identities never take "Ann" and "ann" at once.
+    """
+    if name is not None:
+        if db.session.connection().dialect.name == "postgresql":
+            db.session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": NAME_LOCK})
+        taken = db.session.execute(
+            select(IdentityRow.email_key).where(func.lower(IdentityRow.player_name)
+                                                == name.lower(),
+                                                IdentityRow.email_key != identity.email_key)
+        ).first()
+        if taken is not None:
+            raise PlayerNameTaken(_("the player name %(name)s is taken; choose another",
+                                    name=name))
+    identity.player_name = name
+
+
+def _identity_named(name: str) -> IdentityRow:
+    found = db.session.execute(
+        select(IdentityRow).where(func.lower(IdentityRow.player_name) == name.lower())
+    ).scalars().first()
+    if found is None:
+        raise PlayerNotFound(_("no player goes by the name %(name)s on this server",
+                               name=name))
+    return found
+
+
+def player(name: str) -> dict[str, Any]:
+    """A player's page: their rating (None before a rated game) and latest changes. Hiding
+    from the leaderboard does not hide this: it is reached by the name."""
+    identity = _identity_named(name)
+    rating = rating_of(identity.email_key)
+    return {"name": identity.player_name, "rating": rating["rating"] if rating else None,
+            "mu": rating["mu"] if rating else None, "sigma": rating["sigma"] if rating else None,
+            "games": rating["games"] if rating else 0,
+            "on_leaderboard": not identity.leaderboard_hidden and rating is not None,
+            "recent": recent_changes(identity.email_key)}
+
+
+def leaderboard(limit: int, offset: int) -> dict[str, Any]:
+    """The named players with a rated game who did not hide, the highest rating first."""
+    listed = (RatingRow.games > 0, IdentityRow.player_name.is_not(None),
+              IdentityRow.leaderboard_hidden.is_(False))
+    joined = select(RatingRow, IdentityRow.player_name).join(
+        IdentityRow, IdentityRow.email_key == RatingRow.email_key).where(*listed)
+    total = db.session.execute(select(func.count()).select_from(joined.subquery())).scalar_one()
+    rows = db.session.execute(
+        joined.order_by((RatingRow.mu - 3 * RatingRow.sigma).desc(), RatingRow.games.desc(),
+                        IdentityRow.player_name).limit(limit).offset(offset)).all()
+    return {"total": total, "limit": limit, "offset": offset,
+            "players": [{"rank": offset + number, "name": name,
+                         "rating": shown(row.mu, row.sigma), "games": row.games}
+                        for number, (row, name) in enumerate(rows, start=1)]}
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -279,10 +349,13 @@ __all__ = [
     "Placed",
     "apply",
     "change_of",
+    "claim_name",
     "export",
     "finishing_order",
     "forget",
     "game_changes",
+    "leaderboard",
+    "player",
     "rating_of",
     "rebuild",
     "recent_changes",
