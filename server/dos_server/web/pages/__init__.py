@@ -7,7 +7,7 @@ an email's link opens besides the table), ``emailed_move`` (a your-turn email's 
 two taps), ``install`` (the web app manifest, for a phone's home screen), ``zone`` (the
 browser's time zone, filling a seat's or an identity's the first time), ``rules`` (the
 players' rules, in the reader's language), ``waiting`` (nudging the player to move, votes on an
-absent player's seat).
+absent player's seat), ``players`` (a player's rating, the leaderboard, your player name).
 """
 
 from dos_server.web.pages import (
@@ -19,6 +19,7 @@ from dos_server.web.pages import (
     join,
     mailed,
     me,
+    players,
     rules,
     settings,
     table,
@@ -26,5 +27,5 @@ from dos_server.web.pages import (
     zone,
 )
 
-__all__ = ["chat", "emailed_move", "home", "host", "install", "join", "mailed", "me", "rules", "settings",
+__all__ = ["chat", "emailed_move", "home", "host", "install", "join", "mailed", "me", "players", "rules", "settings",
            "table", "waiting", "zone"]

@@ -23,6 +23,7 @@ def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
     """The account's games when this browser is signed in; the sign-in forms when not."""
     listed = None
     email = None
+    me_now: dict[str, Any] | None = None
     token = auth.account_token()
     if token is not None:
         try:
@@ -36,9 +37,10 @@ def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
         else:
             email = body["email"]
             listed = [_me_line(line) for line in body["games"]]
+            me_now = account.whoami(token)
     zone = reader.zone()
     return render_template("me.html", games=listed, email=email, here=browser_games(),
-                           asked=auth.login_address(), error=error,
+                           asked=auth.login_address(), error=error, me=me_now,
                            zone_chosen=zone is not None), status
 
 
