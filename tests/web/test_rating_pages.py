@@ -11,11 +11,11 @@ from browsing import Site, any_site, axe_script, browser, new_page, serious_viol
 from flask import Flask
 from flask.testing import FlaskClient
 from playwright.sync_api import Browser, expect
-from rating_kit import new_game, people, play_out, sign_in
 from web_helpers import account_sign_in, csrf_of, post
 
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow
+from rating_kit import new_game, people, play_out, sign_in
 
 __all__ = ["any_site", "axe_script", "browser"]
 
@@ -52,7 +52,7 @@ def test_the_finished_table_shows_each_players_change_and_rated(app: Flask) -> N
     for seat in body["seats"]:
         change = seat["rating"]
         assert f"rating {change['before']} → {change['after']} ({change['change']:+.1f})" in text
-    casual, tokens = new_game(api, people("ann", "bob"), rated=False)
+    casual, _tokens = new_game(api, people("ann", "bob"), rated=False)
     assert "Casual" in _text(app.test_client(), f"/games/{casual}")
 
 

@@ -27,5 +27,5 @@ from dos_server.web.pages import (
     zone,
 )
 
-__all__ = ["chat", "emailed_move", "home", "host", "install", "join", "mailed", "me", "players", "rules", "settings",
-           "table", "waiting", "zone"]
+__all__ = ["chat", "emailed_move", "home", "host", "install", "join", "mailed", "me", "players",
+           "rules", "settings", "table", "waiting", "zone"]
