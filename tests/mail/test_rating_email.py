@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
-from rating_kit import new_game, people, play_out, sign_in
 
+from rating_kit import new_game, people, play_out, sign_in
 from testkit import SmtpSink, app_factory, run_worker, smtp, text_of
 
 __all__ = ["smtp"]
