@@ -20,9 +20,9 @@ def bearer(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-def sign_in(client: FlaskClient, app: Flask, address: str) -> str:
-    """Ask for a code and verify it (the code recomputed from the stored row, as the email
-    would carry it); the account token. The identity exists from here on."""
+def ask_code(client: FlaskClient, app: Flask, address: str) -> str:
+    """Ask for a sign-in code; the code, recomputed from the stored row as the email would
+    carry it."""
     asked = client.post("/api/login", json={"email": address})
     assert asked.status_code == 202, asked.get_data(as_text=True)
     with app.app_context():
@@ -32,6 +32,12 @@ def sign_in(client: FlaskClient, app: Flask, address: str) -> str:
         assert row is not None
         code = account.login_code(row.nonce)
         db.session.remove()
+    return code
+
+
+def sign_in(client: FlaskClient, app: Flask, address: str) -> str:
+    """Ask for a code and verify it; the account token. The identity exists from here on."""
+    code = ask_code(client, app, address)
     verified = client.post("/api/login/verify", json={"email": address, "code": code})
     assert verified.status_code == 200, verified.get_data(as_text=True)
     return str(verified.get_json()["account_token"])

@@ -13,7 +13,18 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from dos_client import i18n
-from dos_client.commands import account, chat, docs, follow, lobby, nudge, orders, play, seat
+from dos_client.commands import (
+    account,
+    chat,
+    docs,
+    follow,
+    lobby,
+    nudge,
+    orders,
+    play,
+    ratings,
+    seat,
+)
 from dos_client.config import Store
 from dos_client.context import Settings, emit_json
 from dos_client.errors import ClientError, DosApiError
@@ -130,7 +141,7 @@ def _complete_game_arguments(group: click.Group) -> None:
                 param._custom_shell_complete = _complete_games
 
 
-for _module in (lobby, play, follow, seat, orders, nudge, chat, docs):
+for _module in (lobby, play, follow, seat, orders, nudge, chat, docs, ratings):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 for _command in (account.server, account.login, account.logout, account.whoami):
