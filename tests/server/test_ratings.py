@@ -168,6 +168,21 @@ def test_a_resigned_seat_ranks_last(app: Flask, client: FlaskClient) -> None:
     assert ranks[0] == _scores_ranks(body, [0, 1])[0]
 
 
+def test_a_game_ended_by_the_last_persons_resignation_is_rated(
+        app: Flask, client: FlaskClient) -> None:
+    _sign_in_all(client, app, "ann", "bob")
+    game_id, tokens = new_game(client, people("ann", "bob"))
+    for seat in (0, 1):  # then no person is left playing: the game ends as it stands
+        resigned = client.post(f"/api/games/{game_id}/resign", headers=bearer(tokens[seat]))
+        assert resigned.status_code == 200, resigned.get_data(as_text=True)
+    body = client.get(f"/api/games/{game_id}").get_json()
+    assert body["status"] == "finished"
+    assert _changes(app, game_id) == [(0, "ann@example.org", 1), (1, "bob@example.org", 1)]
+    first, second = (seat["rating"] for seat in body["seats"])
+    assert first is not None
+    assert first == second  # tied, from the same start: moved alike
+
+
 def test_apply_is_idempotent(app: Flask, client: FlaskClient) -> None:
     _sign_in_all(client, app, "ann", "bob")
     game_id, tokens = new_game(client, people("ann", "bob"))
