@@ -43,6 +43,15 @@ def _ratings(app: Flask) -> dict[str, tuple[float, float, int]]:
     return found
 
 
+def _game_ids(app: Flask) -> list[str]:
+    """The finished games, in the order they ended."""
+    with app.app_context():
+        found = list(db.session.execute(select(GameRow.id).where(GameRow.status == "finished")
+                                        .order_by(GameRow.finished_at)).scalars())
+        db.session.remove()
+    return found
+
+
 def _sign_in_all(client: FlaskClient, app: Flask, *names: str) -> dict[str, str]:
     return {name: sign_in(client, app, f"{name}@example.org") for name in names}
 
@@ -390,7 +399,14 @@ def test_the_export_holds_the_rating_and_deletion_removes_it(
     assert exported["ratings"]["rating"]["games"] == 2
     assert len(exported["ratings"]["changes"]) == 2
     before = _ratings(app)
+    game_id = _game_ids(app)[0]
+    shown = client.get(f"/api/games/{game_id}")  # an answer the process keeps, and its tag
+    assert shown.get_json()["seats"][0]["rating"] is not None
     assert client.delete("/api/me", headers=bearer(rated["ann"])).status_code == 200
+    again = client.get(f"/api/games/{game_id}", headers={"If-None-Match": shown.headers["ETag"]})
+    assert again.status_code == 200  # not 304: the answer changed without a new version
+    assert again.get_json()["seats"][0]["rating"] is None  # ann's change is gone with her
+    assert again.get_json()["seats"][1]["rating"] is not None
     after = _ratings(app)
     assert "ann@example.org" not in after
     assert after == {key: value for key, value in before.items() if key != "ann@example.org"}

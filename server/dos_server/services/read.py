@@ -47,9 +47,7 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
               state: Game | None = None) -> dict[str, Any]:
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
     now = utcnow()
-    # A finished rated game's rating changes, by seat (written with its finish, at this version).
-    changes = (ratings.game_changes(game.id) if game.rated and game.status == "finished"
-               else {})
+    changes = _rating_changes(game)
     body: dict[str, Any] = {
         "id": game.id,
         "title": game.title,
@@ -88,6 +86,14 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
             body["view"]["legal_actions"] = []
         body["fairness"] = fairness(state, revealed=game.status == "finished")
     return body
+
+
+def _rating_changes(game: GameLike[SeatLike]) -> dict[int, dict[str, float]]:
+    """A finished rated game's rating changes by seat. Written with its finish, at that
+    version; deleting an identity (or a rebuild) changes them without a new version, so they
+    are in the game's entity tag too (:func:`game_etag`)."""
+    return (ratings.game_changes(game.id) if game.rated and game.status == "finished"
+            else {})
 
 
 def _own_orders(game: GameLike[SeatLike], viewer: Viewer) -> list[str] | None:
@@ -219,14 +225,16 @@ def game_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
     """The tag of :func:`game_body` for ``viewer``, from the version and the seat rows alone.
 
     Every change of the state bumps the version. What the body shows of the seats (names,
-    claims, resignations, a vacation still running) and the turn deadline can change without
-    it (a host's rotation unclaims a seat, a vacation ends), so they are in the tag as well.
+    claims, resignations, a vacation still running, a finished rated game's rating changes)
+    and the turn deadline can change without it (a host's rotation unclaims a seat, a
+    vacation ends, an identity is deleted), so they are in the tag as well.
     The viewer is in it: a tag never matches another seat's (or the host's) answer.
     """
     seats = _seats_shown(game, utcnow())
     deadline = game.turn_deadline.isoformat() if game.turn_deadline else None
     return _tag("g", game, viewer, [game.status, deadline, viewer.host, seats,
-                                    game.standing_dos, _own_orders(game, viewer)])
+                                    game.standing_dos, _own_orders(game, viewer),
+                                    sorted(_rating_changes(game).items())])
 
 
 def actions_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
