@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
+from urllib.parse import quote
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -186,6 +187,13 @@ class DosApi:
         """Revoke the account's session ``session``, or (None) every session of the account."""
         path = "/api/me/sessions" + (f"/{session}" if session is not None else "")
         return self._call("DELETE", path)
+
+    def player(self, name: str) -> dict[str, Any]:
+        """A player's rating and latest rated games, by their player name."""
+        return self._call("GET", f"/api/players/{quote(name, safe='')}")
+
+    def leaderboard(self, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+        return self._call("GET", "/api/leaderboard", params={"limit": limit, "offset": offset})
 
     def my_games(self) -> dict[str, Any]:
         return self._call("GET", "/api/me/games")

@@ -23,6 +23,7 @@ from dos_client.commands import (
     nudge,
     orders,
     play,
+    ratings,
     seat,
 )
 from dos_client.config import Store
@@ -141,7 +142,7 @@ def _complete_game_arguments(group: click.Group) -> None:
                 param._custom_shell_complete = _complete_games
 
 
-for _module in (lobby, play, follow, seat, orders, nudge, chat, notes, docs):
+for _module in (lobby, play, follow, seat, orders, nudge, chat, notes, docs, ratings):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 for _command in (account.server, account.login, account.logout, account.whoami):

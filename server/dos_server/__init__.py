@@ -12,7 +12,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     import os
 
     from dos_server import i18n, metrics, models  # noqa: F401 - models registers the tables with the metadata
-    from dos_server.api import account, games, health, inbound
+    from dos_server.api import account, games, health, inbound, players
     from dos_server.api import chat as chat_api
     from dos_server.api import metrics as metrics_api
     from dos_server.config import load_config
@@ -47,6 +47,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     api.register_blueprint(chat_api.blp)
     api.register_blueprint(inbound.blp)
     api.register_blueprint(account.blp)
+    api.register_blueprint(players.blp)
     from dos_server import web
     from dos_server.cards import chip
 

@@ -16,7 +16,7 @@ import click
 from flask import Flask
 
 from dos_server.errors import DomainError
-from dos_server.services import admin
+from dos_server.services import admin, ratings
 
 T = TypeVar("T")
 
@@ -143,3 +143,13 @@ def register_cli(app: Flask) -> None:
         click.echo(f"addresses: {figures['addresses']}, identities: {figures['identities']}")
         click.echo(f"turns today (UTC): {figures['turns_today']}")
         click.echo(f"outbox: {outbox or 'empty'}")
+
+    @app.cli.group("ratings")
+    def ratings_group() -> None:
+        """The players' ratings (services/ratings.py)."""
+
+    @ratings_group.command("rebuild")
+    def rebuild_command() -> None:
+        """Recompute every rating from the stored results of the rated games."""
+        games = ratings.rebuild()
+        click.echo(f"ratings rebuilt from {games} rated game(s)")

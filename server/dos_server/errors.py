@@ -86,6 +86,12 @@ class SessionNotFound(DomainError):
     kind = "session-not-found"
 
 
+class PlayerNotFound(DomainError):
+    """No identity goes by this player name (services/ratings.py)."""
+
+    kind = "player-not-found"
+
+
 # -- the game is not in the state the request needs -----------------------------------------
 
 
@@ -161,6 +167,12 @@ class SeveralSeats(DomainError):
 
 class AddressChanged(DomainError):
     kind = "address-changed"
+
+
+class PlayerNameTaken(DomainError):
+    """Another identity goes by this player name (case does not count)."""
+
+    kind = "player-name-taken"
 
 
 # -- what was sent ----------------------------------------------------------------------------
@@ -299,6 +311,8 @@ __all__ = [
     "NothingToNudge",
     "NudgeTooSoon",
     "NudgesOff",
+    "PlayerNameTaken",
+    "PlayerNotFound",
     "PlayersOnly",
     "RateLimited",
     "SeatClaimed",

@@ -25,6 +25,7 @@ from dos_server.validation import (
     TITLE_MAX,
     clean_email,
     clean_name,
+    clean_player_name,
     clean_title,
 )
 
@@ -120,6 +121,15 @@ class Name(_Cleaned):
     def __init__(self, **kwargs: Any) -> None:
         # The Length is checked by clean_name; here it documents the limit in /openapi.json.
         super().__init__(validate=validate.Length(min=1, max=NAME_MAX), **kwargs)
+
+
+class PlayerName(_Cleaned):
+    """An identity's player name: 3-40 letters, digits and ``-_.`` (validation.py)."""
+
+    clean = staticmethod(clean_player_name)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(validate=validate.Length(min=3, max=40), **kwargs)
 
 
 class Title(_Cleaned):
@@ -239,6 +249,10 @@ class CreateGameIn(Schema):
         load_default=False,
         metadata={"description": "whether spectators may write in the game's chat (default "
                                  "false: they read it)"})
+    rated = StrictBoolean(
+        metadata={"description": "whether the finish moves the signed-in players' ratings "
+                                 "(default: true when at least two seats are for people; "
+                                 "fixed for the game)"})
 
 
 class OrdersIn(Schema):

@@ -59,6 +59,28 @@ def clean_name(raw: str) -> str:
     return name
 
 
+PLAYER_NAME_MIN, PLAYER_NAME_MAX = 3, 40  # identities.player_name is String(40)
+_PLAYER_NAME_MARKS = "-_."
+
+
+def clean_player_name(raw: str) -> str:
+    """The name an identity's rating goes by (``/players/<name>``): NFC, 3 to 40 letters,
+    digits (any script: a letter's vowel signs too) and ``-_.``, beginning with a letter or
+    digit. No spaces: it is a part of a URL."""
+    name = unicodedata.normalize("NFC", raw.strip())
+    if not PLAYER_NAME_MIN <= len(name) <= PLAYER_NAME_MAX:
+        raise ValueError(_("a player name has %(least)s to %(most)s characters (this one has "
+                           "%(length)s)", least=PLAYER_NAME_MIN, most=PLAYER_NAME_MAX,
+                           length=len(name)))
+    allowed = all(ch.isalnum() or ch in _PLAYER_NAME_MARKS
+                  or (unicodedata.category(ch).startswith("M") and index > 0)
+                  for index, ch in enumerate(name))
+    if not allowed or not name[0].isalnum():
+        raise ValueError(_("a player name is letters and digits, and may hold - _ or . (no "
+                           "spaces); it begins with a letter or a digit"))
+    return name
+
+
 def clean_title(raw: str) -> str:
     """A game's title (shown in subjects and lists): a clean line of 1-80 characters."""
     return _clean_line(raw, title=True)

@@ -113,7 +113,8 @@ def test_no_get_changes_anything(mail_app: Flask, smtp: SmtpSink) -> None:
         for bearer in bearers:
             for game_id in (game["id"], second["id"]):
                 for token in path_tokens if "{token}" in path else ["-"]:
-                    url = _fill(path, {"game_id": game_id, "token": token, "seat": 0})
+                    url = _fill(path, {"game_id": game_id, "token": token, "seat": 0,
+                                       "name": "ann"})
                     answer = client.get(url, headers=auth(bearer) if bearer else {})
                     assert answer.status_code < 500, (url, answer.get_data(as_text=True))
                     fetched += 1

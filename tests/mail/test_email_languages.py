@@ -76,7 +76,10 @@ DATA = {"timed_out": {"policy": "random"}, "caught": {"seat": 0},
         "invited": {"join": "dos-client join i"},
         "round_over": {"round": 1, "winner": 1, "scored": 5, "scores": [0, 5, 0],
                        "points": [5, 0, 2]},
-        "game_over": {"winner": 1, "scores": [20, 200, 7]}, "mail_reply": {"lines": ["ok"]},
+        "game_over": {"winner": 1, "scores": [20, 200, 7],
+                      "ratings": [{"seat": 0, "before": 0.0, "after": -1.2, "change": -1.2},
+                                  {"seat": 1, "before": 3.4, "after": 6.0, "change": 2.6}]},
+        "mail_reply": {"lines": ["ok"]},
         "undeliverable": {"channel": "webhook", "target": "https://h.example.org/",
                           "error": "HTTP 500"}}
 OTHERS: dict[str, dict[str, Any]] = {

@@ -19,6 +19,7 @@ from web_helpers import ANN, BOB, api_game, join_api, login_link, path_of
 
 from dos_server import tokens, urls
 from dos_server.extensions import db
+from dos_server.models import IdentityRow
 from dos_server.services import access, notify
 
 # GET routes that answer programs, not people: JSON, files, the web app manifest, the live
@@ -129,6 +130,12 @@ def visits(site: Site, signin_host: Callable[[str, str], None],
     open_as("alice", site.link(live, 0))
     open_as("carol", site.link(over, 0))
     open_as("account", login_link(site.app, ANN))
+    with site.app.app_context():  # the account's player name, for its player page
+        identity = db.session.get(IdentityRow, ANN)
+        assert identity is not None
+        identity.player_name = "Ann"
+        db.session.commit()
+        db.session.remove()
 
     return [
         Visit("home", "web.home", "stranger", "/"),
@@ -178,6 +185,9 @@ def visits(site: Site, signin_host: Callable[[str, str], None],
         Visit("rematch, the game-over email's link", "web.rematch_page", "emailed",
               path_of(rematch)),
         Visit("rules", "web.rules", "stranger", "/rules#rule-3.7"),
+        Visit("a player's page", "web.player_page", "stranger", "/players/Ann"),
+        Visit("no such player", "web.player_page", "stranger", "/players/zqxw9"),
+        Visit("leaderboard", "web.leaderboard", "stranger", "/leaderboard"),
         Visit("API reference", "api-docs.openapi_redoc", "stranger", "/docs"),
         Visit("not found", "", "stranger", "/nowhere"),
         Visit("not found under a game", "", "stranger", f"/games/{live}/nowhere"),

@@ -16,6 +16,7 @@ from dos_server.extensions import limiter
 from dos_server.schemas import (
     EmailAddress,
     Language,
+    PlayerName,
     Schema,
     StrictBoolean,
     StrictInteger,
@@ -62,6 +63,14 @@ class SettingsIn(Schema):
                                                   "the seats you take from now on that have "
                                                   "none; null: UTC"})
     language = Language()
+    player_name = PlayerName(allow_none=True,
+                             metadata={"description": "the name your rating goes by "
+                                                      "(/players/<name>): 3-40 letters, digits "
+                                                      "and - _ . ; unique, case aside; null: "
+                                                      "none"})
+    leaderboard_hidden = StrictBoolean(metadata={"description": "true: the leaderboard does "
+                                                                "not list you (your player "
+                                                                "page stays)"})
 
 
 def _user_agent() -> str | None:
@@ -149,12 +158,16 @@ class Settings(MethodView):
     @blp.arguments(SettingsIn)
     @blp.response(200)
     @blp.alt_response(401, description="not signed in, or the session was revoked")
+    @blp.alt_response(409, description="another player goes by this player name")
     @blp.alt_response(422, description="invalid input")
     def put(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Digest or per-turn emails, once for all your games; your time zone and language
-        (a field left out is left as it is)."""
+        """Digest or per-turn emails, once for all your games; your time zone and language;
+        your player name and whether the leaderboard lists you (a field left out is left as
+        it is)."""
         return account.set_settings(_bearer(), body.get("digest"), set(body),
-                                    body.get("time_zone"), body.get("language"))
+                                    body.get("time_zone"), body.get("language"),
+                                    player_name=body.get("player_name"),
+                                    leaderboard_hidden=body.get("leaderboard_hidden", False))
 
 
 @blp.route("/me/export")

@@ -118,6 +118,8 @@ class GameLike(Protocol[S_co]):
     def series_no(self) -> int | None: ...
     @property
     def rematch_id(self) -> str | None: ...
+    @property
+    def rated(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +167,7 @@ class GameSnapshot:
     series_id: str | None = None
     series_no: int | None = None
     rematch_id: str | None = None
+    rated: bool = False
 
     @property
     def options(self) -> dict[str, Any]:
@@ -193,7 +196,7 @@ def snapshot(game: GameRow) -> GameSnapshot:
                         _options=game.options, _state=game.state,
                         standing_dos=game.standing_dos, turn_started_at=game.turn_started_at,
                         series_id=game.series_id, series_no=game.series_no,
-                        rematch_id=game.rematch_id)
+                        rematch_id=game.rematch_id, rated=game.rated)
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,7 @@ _READ = (
            _SEATS.c.name, _SEATS.c.bot, _SEATS.c.claimed, _SEATS.c.resigned,
            _SEATS.c.vacation_until, _SEATS.c.standing_orders, _SEATS.c.last_seen_at,
            _SEATS.c.turn_notified_at, _GAMES.c.standing_dos, _GAMES.c.turn_started_at,
-           _GAMES.c.series_id, _GAMES.c.series_no, _GAMES.c.rematch_id)
+           _GAMES.c.series_id, _GAMES.c.series_no, _GAMES.c.rematch_id, _GAMES.c.rated)
     .select_from(_GAMES.outerjoin(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
     .where(_GAMES.c.id == bindparam("game_id"))
     .order_by(_SEATS.c.index)
@@ -278,7 +281,7 @@ def read_game(game_id: str) -> GameSnapshot:
     return GameSnapshot(first[0], first[1], first[2], first[3], first[4], first[5], first[6],
                         first[7], seats, first[8], standing_dos=bool(first[21]),
                         turn_started_at=first[22], series_id=first[23], series_no=first[24],
-                        rematch_id=first[25])
+                        rematch_id=first[25], rated=bool(first[26]))
 
 
 _ONE: Select[Any] = select(literal_column("1"))

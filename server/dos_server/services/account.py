@@ -57,7 +57,7 @@ from dos_server.models import (
     as_utc,
     utcnow,
 )
-from dos_server.services import chat, notify
+from dos_server.services import chat, notify, ratings
 from dos_server.services.access import find_seat, get_game, seat_token
 from dos_server.services.locks import lock_games
 from dos_server.services.words import _
@@ -355,6 +355,9 @@ def whoami(bearer: str | None) -> dict[str, Any]:
     return {"email": _address(account), "digest": identity.digest if identity else None,
             "time_zone": identity.time_zone if identity else None,
             "language": identity.language if identity else None,
+            "player_name": identity.player_name if identity else None,
+            "leaderboard_hidden": identity.leaderboard_hidden if identity else False,
+            "rating": ratings.rating_of(account.email_key),
             "session": account.session_id}
 
 
@@ -457,11 +460,15 @@ def confirm_address(token: str) -> dict[str, Any]:
 
 def set_settings(bearer: str | None, digest: bool | None,
                  fields: Collection[str] = ("digest",), time_zone: str | None = None,
-                 language: str | None = None, fill_only: bool = False) -> dict[str, Any]:
+                 language: str | None = None, fill_only: bool = False,
+                 player_name: str | None = None,
+                 leaderboard_hidden: bool = False) -> dict[str, Any]:
     """Digest or per-turn emails in all your games (those you did not set one by one), and
     the zone and language of seats you come to own that have none: those of ``fields``
     (checked by the caller; own transaction). ``fill_only``: the zone and language only where
-    the identity has none, decided under its lock."""
+    the identity has none, decided under its lock. ``player_name`` (clean; None: none) and
+    ``leaderboard_hidden``: what your rating goes by, and whether the leaderboard lists it
+    (PlayerNameTaken if another identity has the name, case aside)."""
     account = authenticate(bearer)
     with write_transaction():
         identity = db.session.execute(
@@ -474,6 +481,10 @@ def set_settings(bearer: str | None, digest: bool | None,
             identity.time_zone = time_zone
         if "language" in fields and not (fill_only and identity.language):
             identity.language = language
+        if "player_name" in fields and player_name != identity.player_name:
+            ratings.claim_name(identity, player_name)
+        if "leaderboard_hidden" in fields:
+            identity.leaderboard_hidden = leaderboard_hidden
         changed = 0
         if "digest" in fields:
             identity.digest = digest
@@ -490,6 +501,8 @@ def set_settings(bearer: str | None, digest: bool | None,
             ).scalars().all())
         return {"email": identity.address, "digest": identity.digest,
                 "time_zone": identity.time_zone, "language": identity.language,
+                "player_name": identity.player_name,
+                "leaderboard_hidden": identity.leaderboard_hidden,
                 "games_changed": changed}
 
 
@@ -528,6 +541,8 @@ def export(bearer: str | None) -> dict[str, Any]:
     return {
         "identity": {"email": identity.address if identity else None, "email_key": key,
                      "digest": identity.digest if identity else None,
+                     "player_name": identity.player_name if identity else None,
+                     "leaderboard_hidden": identity.leaderboard_hidden if identity else None,
                      "created_at": _iso(identity.created_at) if identity else None},
         "sessions": [_session_out(row, account.session_id) for row in sessions],
         "sign_in_codes": [{"id": c.id, "address": c.address, "created_at": _iso(c.created_at),
@@ -555,6 +570,7 @@ def export(bearer: str | None) -> dict[str, Any]:
                              "outcome": m.outcome, "received_at": _iso(m.received_at)}
                             for m in inbound],
         "messages": chat.of_identity(key),  # table talk written by you or your seats
+        "ratings": ratings.export(key),  # your rating and what each rated game did to it
     }
 
 
@@ -600,6 +616,7 @@ def forget_key(key: str) -> dict[str, Any]:
         kept = db.session.execute(
             select(SeatRow.game_id).where(mine, SeatRow.game_id.not_in(games))
         ).scalars().all()
+        ratings.forget(key)  # after the games, as a game's end takes them (services/locks.py)
         db.session.execute(delete(NotificationRow).where(
             func.lower(NotificationRow.target) == key, NotificationRow.status != "pending",
             or_(NotificationRow.game_id.is_(None), NotificationRow.game_id.in_(closed))))

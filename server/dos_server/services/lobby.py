@@ -82,6 +82,9 @@ class NewGame:
     title: str | None = None
     standing_dos: bool = True  # standing orders may call DOS and catch (services/orders.py)
     chat_spectators: bool = False  # spectators may write in the chat (services/chat.py)
+    # Whether the finish moves ratings (services/ratings.py); None: yes when it could, i.e.
+    # when at least two seats are for people.
+    rated: bool | None = None
 
     @classmethod
     def from_loaded(cls, body: dict[str, Any]) -> NewGame:
@@ -93,7 +96,8 @@ class NewGame:
                    forfeit_after=body.get("forfeit_after"),
                    vacation_days=body["vacation_days"], title=body.get("title"),
                    standing_dos=body.get("standing_dos", True),
-                   chat_spectators=body.get("chat_spectators", False))
+                   chat_spectators=body.get("chat_spectators", False),
+                   rated=body.get("rated"))
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,8 @@ def check_new_game(request: NewGame) -> tuple[Options, list[str | None], list[st
         problems.add(("seats",), _("a game has 2 to 4 seats (RULES.md 2.1)"))
     elif all(spec.bot for spec in seats):
         problems.add(("seats",), _("at least one seat must be a person, not a bot"))
+    elif request.rated and not could_be_rated(seats):
+        problems.add(("rated",), _("a rated game needs at least two seats for people"))
     for index, spec in enumerate(seats):
         if spec.bot and spec.bot not in BOT_STRATEGIES:
             problems.add(("seats", str(index), "bot"),
@@ -172,6 +178,12 @@ def check_new_game(request: NewGame) -> tuple[Options, list[str | None], list[st
             seen.add(validation.name_key(name))
     problems.raise_any()
     return parsed, names, emails
+
+
+def could_be_rated(seats: Sequence[SeatSpec]) -> bool:
+    """Whether a game of these seats may be rated: two of them at least are for people (who
+    must also be signed in when it ends, services/ratings.py)."""
+    return sum(1 for spec in seats if not spec.bot) >= 2
 
 
 def create_game(request: NewGame) -> Created:
@@ -205,6 +217,7 @@ def insert_game(request: NewGame, parsed: Options, names: list[str | None],
         vacation_days=vacation_days,
         standing_dos=request.standing_dos,
         chat_spectators=request.chat_spectators,
+        rated=(could_be_rated(seats) if request.rated is None else request.rated),
         next_seq=1,
         series_id=series[0] if series else None,
         series_no=series[1] if series else None,

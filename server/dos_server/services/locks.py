@@ -18,7 +18,11 @@ A transaction takes its locks in this order, skipping what it does not need:
 5. What belongs to a locked game: its events, idempotency keys, archive, and its outbox rows
    (``notifications``; the worker locks the game before a failed delivery's row when the
    failure may change the game's seats).
-6. What belongs to an address: ``digests``, ``login_codes`` (by ascending creation, then id:
+6. ``ratings``, by ascending ``email_key``, each row created (if missing) just before it is
+   locked: a game's end (services/ratings.py, holding the game), forgetting an identity
+   (after its games). ``dos-server ratings rebuild`` locks the whole table on PostgreSQL,
+   holding no game.
+7. What belongs to an address: ``digests``, ``login_codes`` (by ascending creation, then id:
    :func:`services.account` ``_lock_codes``), ``account_sessions``.
 
 Inserting a row takes no lock that another writer waits for, except on the same new unique

@@ -27,7 +27,7 @@ from dos_engine.wording import describe
 from dos_server import i18n, tokens, urls
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow, NotificationRow, SeatRow, utcnow
-from dos_server.services import access, archive, attention, chat_history, series
+from dos_server.services import access, archive, attention, chat_history, ratings, series
 from dos_server.services.access import get_game, seat_named_by
 
 EVENTS = ("your_turn", "reminder", "timed_out", "caught", "round_over", "game_over", "invited")
@@ -255,6 +255,12 @@ def _email_payload(game: GameRow, seat: SeatRow, state: Game | None, event: str,
     return payload
 
 
+def rating_lines(game: GameRow) -> list[dict[str, Any]]:
+    """Each rated seat's rating change in the finished ``game`` (none if it was not rated), for
+    the game-over email and webhook: ``{"seat", "before", "after", "change"}``."""
+    return [{"seat": seat, **change} for seat, change in ratings.game_changes(game.id).items()]
+
+
 def since_last_turn(game: GameRow, seat: SeatRow, timed_out: bool = False) -> list[str]:
     """What happened since ``seat``'s last turn ended, in plain words, as the seat may see it.
 
@@ -342,7 +348,8 @@ def after_change(game: GameRow, state: Game, *, new_turn: bool, just_over: bool,
     if state.is_over:
         if just_over:
             enqueue(game, "game_over", people, state,
-                    {"winner": state.winner, "scores": list(state.scores)})
+                    {"winner": state.winner, "scores": list(state.scores),
+                     "ratings": rating_lines(game)})
         return
     if new_turn:
         current = seats[state.current]

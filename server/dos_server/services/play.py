@@ -58,7 +58,7 @@ from dos_server.errors import (
 )
 from dos_server.extensions import db
 from dos_server.models import EventRow, GameRow, IdempotencyRow, SeatRow, as_utc, utcnow
-from dos_server.services import attention, notify, orders, watch
+from dos_server.services import attention, notify, orders, ratings, watch
 from dos_server.services.access import (
     Viewer,
     Written,
@@ -162,12 +162,14 @@ def _ended(game: GameRow, state: Game, reason: str,
            data: dict[str, Any] | None = None) -> EventRow:
     game.state = state.to_dict()
     mark_finished(game)
+    ratings.apply(game, state)  # before the email: it shows each player's change
     scores = list(state.scores)
     row = append_event(game, None, "game_ended", {**(data or {}), "reason": reason,
                                                    "scores": scores})
     people = [seat for seat in game.seats if not seat.bot]
     notify.enqueue(game, "game_over", people, state,
-                   {"winner": None, "scores": scores, "reason": reason})
+                   {"winner": None, "scores": scores, "reason": reason,
+                    "ratings": notify.rating_lines(game)})
     return row
 
 
@@ -237,6 +239,7 @@ def save_state(game: GameRow, state: Game, before: TurnMark, now: datetime | Non
     game.state = state.to_dict()
     if state.is_over:
         mark_finished(game, now)
+        ratings.apply(game, state)  # before the outbox (after_move): the email shows it
     elif state.turn_no != before.turn_no:
         start = now or utcnow()
         seat = seat_of(game, state.current)

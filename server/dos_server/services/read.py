@@ -20,7 +20,7 @@ from flask import Response, current_app
 from dos_engine import Game, GameRecord, redact, round_seed, seed_commitment
 from dos_server.errors import GameNotFinished
 from dos_server.models import GameRow, as_utc, utcnow
-from dos_server.services import archive, attention, series
+from dos_server.services import archive, attention, ratings, series
 from dos_server.services.access import (
     GameLike,
     GameSnapshot,
@@ -48,6 +48,7 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
               state: Game | None = None) -> dict[str, Any]:
     """The game as ``viewer`` may see it: never another seat's hand or the draw pile."""
     now = utcnow()
+    changes = _rating_changes(game)
     body: dict[str, Any] = {
         "id": game.id,
         "title": game.title,
@@ -67,9 +68,11 @@ def game_body(game: GameLike[SeatLike], viewer: Viewer,
                 "resigned": seat.resigned,
                 "open": seat.name is None,
                 "vacation_until": _shown_until(seat, now),
+                "rating": changes.get(seat.index),
             }
             for seat in game.seats
         ],
+        "rated": game.rated,
         "view": None,
         "fairness": None,
         # Standing orders (services/orders.py): whether they may call and catch here, and
@@ -95,6 +98,14 @@ def series_parts(game: GameLike[SeatLike]) -> dict[str, Any]:
     return {"series": series.series_body(game.series_id, game.series_no,
                                          [s.name for s in game.seats]),
             "rematch": series.challenge_body(game.rematch_id)}
+
+
+def _rating_changes(game: GameLike[SeatLike]) -> dict[int, dict[str, float]]:
+    """A finished rated game's rating changes by seat. Written with its finish, at that
+    version; deleting an identity (or a rebuild) changes them without a new version, so they
+    are in the game's entity tag too (:func:`game_etag`)."""
+    return (ratings.game_changes(game.id) if game.rated and game.status == "finished"
+            else {})
 
 
 def _own_orders(game: GameLike[SeatLike], viewer: Viewer) -> list[str] | None:
@@ -226,8 +237,9 @@ def game_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
     """The tag of :func:`game_body` for ``viewer``, from the version and the seat rows alone.
 
     Every change of the state bumps the version. What the body shows of the seats (names,
-    claims, resignations, a vacation still running) and the turn deadline can change without
-    it (a host's rotation unclaims a seat, a vacation ends), so they are in the tag as well.
+    claims, resignations, a vacation still running, a finished rated game's rating changes)
+    and the turn deadline can change without it (a host's rotation unclaims a seat, a
+    vacation ends, an identity is deleted), so they are in the tag as well.
     The viewer is in it: a tag never matches another seat's (or the host's) answer.
     """
     seats = _seats_shown(game, utcnow())
@@ -235,7 +247,7 @@ def game_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:
     # A series' score and a challenge's acceptances change in other games' rows.
     return _tag("g", game, viewer, [game.status, deadline, viewer.host, seats,
                                     game.standing_dos, _own_orders(game, viewer),
-                                    series_parts(game)])
+                                    series_parts(game), sorted(_rating_changes(game).items())])
 
 
 def actions_etag(game: GameLike[SeatLike], viewer: Viewer) -> str:

@@ -86,7 +86,7 @@ def _challenge(old: GameRow, asker: SeatRow | None) -> GameRow:
                             bot=seat.bot) for seat in old.seats]
     request = lobby.NewGame(seats, dict(old.options), old.turn_time_limit, old.timeout_policy,
                             old.forfeit_after, old.vacation_days, old.title, old.standing_dos,
-                            old.chat_spectators)
+                            old.chat_spectators, rated=old.rated)
     parsed, names, emails = lobby.check_new_game(request)
     old.series_id = old.series_id or old.id
     old.series_no = old.series_no or 1

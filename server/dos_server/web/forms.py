@@ -118,7 +118,7 @@ def new_game_defaults() -> dict[str, Any]:
                             "bonus_placement": "optional", "turn_time_limit": "86400", "me": "0",
                             "timeout_policy": "random", "forfeit_after": "",
                             "vacation_days": "14", "title": "", "standing_dos": True,
-                            "chat_spectators": False}
+                            "chat_spectators": False, "rated": True}
     for index, kind in enumerate(("person", "person", "none", "none")):
         form[f"seat{index}_kind"] = kind
         for field in ("name", "email", "webhook"):

@@ -33,7 +33,7 @@ PROBLEM_TITLES = (
     _l("Invalid input"), _l("Illegal action"), _l("Ambiguous action"), _l("No such action"),
     _l("Idempotency-Key reused"), _l("Too many requests"), _l("Bad request"), _l("Forbidden"),
     _l("Not found"), _l("Method not allowed"), _l("Conflict"), _l("Request too large"),
-    _l("Unsupported media type"), _l("Muted"),
+    _l("Unsupported media type"), _l("Muted"), _l("No such player"), _l("Player name taken"),
 )
 
 

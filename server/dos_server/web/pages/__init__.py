@@ -8,7 +8,8 @@ two taps), ``install`` (the web app manifest, for a phone's home screen), ``zone
 browser's time zone, filling a seat's or an identity's the first time), ``rules`` (the
 players' rules, in the reader's language), ``waiting`` (nudging the player to move, votes on an
 absent player's seat), ``notes`` (the seat's private notes on the table page),
-``rematching`` (Rematch, and the game-over email's accept link).
+``rematching`` (Rematch, and the game-over email's accept link), ``players`` (a player's
+rating, the leaderboard, your player name).
 """
 
 from dos_server.web.pages import (
@@ -21,6 +22,7 @@ from dos_server.web.pages import (
     mailed,
     me,
     notes,
+    players,
     rematching,
     rules,
     settings,
@@ -30,4 +32,4 @@ from dos_server.web.pages import (
 )
 
 __all__ = ["chat", "emailed_move", "home", "host", "install", "join", "mailed", "me", "notes",
-           "rematching", "rules", "settings", "table", "waiting", "zone"]
+           "players", "rematching", "rules", "settings", "table", "waiting", "zone"]

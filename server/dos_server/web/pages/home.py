@@ -80,6 +80,7 @@ def create_game() -> Page:
     form["dos_call"] = "dos_call" in request.form
     form["standing_dos"] = "standing_dos" in request.form
     form["chat_spectators"] = "chat_spectators" in request.form
+    form["rated"] = "rated" in request.form
     seats: list[dict[str, Any]] = []
     seat_rows: list[int] = []  # the form's row of each seat of the body
     me_index: int | None = None
@@ -120,6 +121,8 @@ def create_game() -> Page:
         "standing_dos": bool(form["standing_dos"]),
         "chat_spectators": bool(form["chat_spectators"]),
     }
+    if not form["rated"]:  # ticked: rated when it can be (two people at least), as by default
+        payload["rated"] = False
     if str(form.get("title", "")).strip():  # empty: an untitled game
         payload["title"] = str(form["title"])
     target = whole_number(str(form.get("target_score", "")))

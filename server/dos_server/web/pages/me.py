@@ -12,7 +12,7 @@ from dos_server.errors import DomainError
 from dos_server.extensions import limiter
 from dos_server.problems import Problem, problem_of
 from dos_server.services import account
-from dos_server.validation import clean_email
+from dos_server.validation import clean_email, clean_player_name
 from dos_server.web import auth, reader
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page, whole_number
@@ -23,6 +23,7 @@ def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
     """The account's games when this browser is signed in; the sign-in forms when not."""
     listed = None
     email = None
+    me_now: dict[str, Any] | None = None
     token = auth.account_token()
     if token is not None:
         try:
@@ -36,9 +37,10 @@ def _me(status: int = 200, error: Problem | None = None) -> tuple[str, int]:
         else:
             email = body["email"]
             listed = [_me_line(line) for line in body["games"]]
+            me_now = account.whoami(token)
     zone = reader.zone()
     return render_template("me.html", games=listed, email=email, here=browser_games(),
-                           asked=auth.login_address(), error=error,
+                           asked=auth.login_address(), error=error, me=me_now,
                            zone_chosen=zone is not None), status
 
 
@@ -102,6 +104,32 @@ def me_verify() -> Page:
     auth.remember_account(signed["account_token"], signed["session"]["id"])
     reader.resolve()  # the identity's language, for the words below
     flash(_("Signed in as %(email)s.", email=signed["email"]))
+    return redirect(url_for("web.me"), 303)
+
+
+@bp.post("/me/rating")
+def me_rating() -> Page:
+    """The signed-in identity's player name (empty: none) and whether the leaderboard lists it;
+    a refused name is said above the form (422, or 409 when taken) and nothing changes."""
+    token = auth.account_token()
+    if token is None:
+        flash(_("Sign in with your email address first."))
+        return redirect(url_for("web.me"), 303)
+    typed = request.form.get("player_name", "").strip()
+    try:
+        name = clean_player_name(typed) if typed else None
+    except ValueError as error:
+        return _me(422, Problem(422, "invalid-input", _("Invalid input"), str(error)))
+    try:
+        account.set_settings(token, None, {"player_name", "leaderboard_hidden"},
+                             player_name=name,
+                             leaderboard_hidden="leaderboard_hidden" in request.form)
+    except DomainError as error:
+        problem = problem_of(error)
+        if problem.status != 409:
+            raise
+        return _me(409, problem)
+    flash(_("Rating settings saved."))
     return redirect(url_for("web.me"), 303)
 
 
