@@ -19,7 +19,7 @@ from dos_engine import Game
 from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import GameRow, RatingChangeRow, RatingRow, SeatRow
-from dos_server.services import ratings, rematch
+from dos_server.services import ratings
 from dos_server.services.access import get_game
 from rating_kit import bearer, new_game, people, play_out, sign_in
 
@@ -305,12 +305,17 @@ def test_concurrent_game_ends_with_common_players_both_count(
     _assert_close(_ratings(app), expected)
 
 
-def test_a_rematch_keeps_rated(app: Flask, client: FlaskClient) -> None:
-    game_id, tokens = new_game(client, people("ann", "bob"), rated=False)
+@pytest.mark.parametrize("rated", [False, True])
+def test_a_rematch_keeps_rated(app: Flask, client: FlaskClient, rated: bool) -> None:
+    game_id, tokens = new_game(client, people("ann", "bob"), rated=rated)
     play_out(client, game_id, tokens)
-    with app.test_request_context():
-        created, _seat = rematch.rematch(game_id, tokens[0])
-        assert created.game.rated is False
+    pressed = client.post(f"/api/games/{game_id}/rematch", headers=bearer(tokens[0]))
+    assert pressed.status_code == 201, pressed.get_data(as_text=True)
+    new_id = pressed.get_json()["game"]["id"]
+    with app.app_context():
+        row = db.session.get(GameRow, new_id)
+        assert row is not None
+        assert row.rated is rated
         db.session.remove()
 
 
