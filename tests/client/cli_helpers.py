@@ -4,8 +4,9 @@ and a two-seat table (Ann on profile ``default``, Bob on ``bob``)."""
 from __future__ import annotations
 
 import json
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from dos_client.cli import cli
+from testkit import build_app, dispose, serving
 
 CARD = re.compile(r"\[[RGBYW](?:\d+|#)\]")
 ANSI = "\x1b"
@@ -96,3 +98,14 @@ def find_table(server_url: str, config_file: Path,
 
 def matches(listing: dict[str, Any]) -> list[dict[str, Any]]:
     return [a for a in listing["actions"] if a["action"].startswith("m")]
+
+
+def serve(database_url: str) -> Iterator[str]:
+    """A real server on a free loopback port, on the fresh migrated database at the URL."""
+    app = build_app(database_url)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access lines in the output
+    try:
+        with serving(app) as url:
+            yield url
+    finally:
+        dispose(app)

@@ -3,26 +3,19 @@ per test (``DOS_CLIENT_CONFIG``), so every ``dos-client`` command talks real HTT
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import Table
-
-from testkit import build_app, dispose, serving
+from cli_helpers import Table, serve
 
 
 @pytest.fixture
 def server_url(tmp_path: Path) -> Iterator[str]:
-    """A real server on a free loopback port, on a fresh migrated SQLite database."""
-    app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}")
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access lines in the output
-    try:
-        with serving(app) as url:
-            yield url
-    finally:
-        dispose(app)
+    """A real server on a fresh SQLite database. A module whose commands touch what differs
+    between the databases (locks, JSON columns, case rules) overrides it with
+    :func:`serve` on ``db_url``, to run on PostgreSQL too."""
+    yield from serve(f"sqlite:///{tmp_path / 'dos.sqlite3'}")
 
 
 @pytest.fixture

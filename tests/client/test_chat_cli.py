@@ -5,10 +5,22 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
-from cli_helpers import Table, as_json, ok, run
+import pytest
+from cli_helpers import Table, as_json, ok, run, serve
 from test_wait_push import parked, waiting_client
+
+from testkit import backend, db_url
+
+__all__ = ["backend", "db_url"]
+
+@pytest.fixture
+def server_url(db_url: str) -> Iterator[str]:
+    """The server on SQLite and, with TEST_DATABASE_URL, PostgreSQL."""
+    yield from serve(db_url)
+
 
 
 def test_say_and_chat(table: Table) -> None:

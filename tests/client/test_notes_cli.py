@@ -3,7 +3,20 @@
 
 from __future__ import annotations
 
-from cli_helpers import Table, as_json, ok, run
+from collections.abc import Iterator
+
+import pytest
+from cli_helpers import Table, as_json, ok, run, serve
+
+from testkit import backend, db_url
+
+__all__ = ["backend", "db_url"]
+
+@pytest.fixture
+def server_url(db_url: str) -> Iterator[str]:
+    """The server on SQLite and, with TEST_DATABASE_URL, PostgreSQL."""
+    yield from serve(db_url)
+
 
 
 def test_note_shows_replaces_appends_and_clears(table: Table) -> None:

@@ -14,14 +14,17 @@ from cli_helpers import run
 from flask import Flask
 
 from rating_kit import ask_code, bearer, new_game, people, play_out, sign_in
-from testkit import build_app, dispose, serving
+from testkit import backend, build_app, db_url, dispose, serving
+
+__all__ = ["backend", "db_url"]
 
 
 @pytest.fixture
-def rated_server(tmp_path: Path, config_file: Path) -> Iterator[tuple[Flask, str]]:
+def rated_server(db_url: str, config_file: Path) -> Iterator[tuple[Flask, str]]:
     """A real server where ann, bob and cid played two rated games; bob is named Bob, cid
-    Cid (off the leaderboard); ann has no name yet."""
-    app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}")
+    Cid (off the leaderboard); ann has no name yet. On SQLite and, with TEST_DATABASE_URL,
+    PostgreSQL."""
+    app = build_app(db_url)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     client = app.test_client()
     accounts = {name: sign_in(client, app, f"{name}@example.org") for name in ("ann", "bob", "cid")}

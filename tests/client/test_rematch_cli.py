@@ -4,27 +4,37 @@ starts), and ``show`` prints the series' score and the finished game's rematch."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
-from cli_helpers import Table, as_json, ok, run, saved
+import pytest
+from cli_helpers import Table, as_json, ok, run, saved, serve
 
-from testkit import build_app, dispose, finish_game
+from testkit import backend, build_app, db_url, dispose, finish_game
+
+__all__ = ["backend", "db_url"]
 
 
-def _finish(tmp_path: Path, game_id: str, winner: int) -> None:
+@pytest.fixture
+def server_url(db_url: str) -> Iterator[str]:
+    """The server on SQLite and, with TEST_DATABASE_URL, PostgreSQL."""
+    yield from serve(db_url)
+
+
+def _finish(database_url: str, game_id: str, winner: int) -> None:
     """End the game in the server's database as a winning move would leave it."""
-    app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}", migrate=False)
+    app = build_app(database_url, migrate=False)
     try:
         finish_game(app, game_id, winner)
     finally:
         dispose(app)
 
 
-def test_rematch_made_then_accepted(table: Table, tmp_path: Path, config_file: Path) -> None:
+def test_rematch_made_then_accepted(table: Table, db_url: str, config_file: Path) -> None:
     early = run("rematch")
     assert early.exit_code != 0
     assert "once the game is over" in early.stderr
-    _finish(tmp_path, table.id, 1)
+    _finish(db_url, table.id, 1)
     assert "Play again with the same players: `dos-client rematch`." in ok("show").stdout
     made = as_json("rematch")
     assert made["created"] is True
