@@ -3,6 +3,7 @@ it moves in the worker, not inside a person's request."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -36,30 +37,44 @@ def test_a_search_bot_moves_in_the_worker_not_in_the_request(
     app: Flask, client: FlaskClient, level: str
 ) -> None:
     """A person's request stops before the searching bot's turn; the worker's pass plays it."""
-    game = create(client, [{"name": "ann"}, {"bot": level}], target_score=1)
-    game_id = game["id"]
-    token = join(client, game_id, invite=game["invites"][0]["invite"])["player_token"]
-    bot_turns = 0
-    for _ in range(400):
-        body = client.get(f"/api/games/{game_id}", headers=auth(token)).get_json()
-        if body["status"] == "finished":
-            break
-        if body["view"]["current"] == 0:
-            _post(client, game_id, token)
-            continue
-        version = body["version"]
+    def worker_pass(version: int) -> None:
         with app.app_context():  # the bot waits for the worker: a read changes nothing
             assert worker.play_bot_turns(utcnow()) == 1
             assert worker.play_bot_turns(utcnow()) == 0  # played once, not twice
         after = client.get(f"/api/games/{game_id}", headers=auth(token)).get_json()
         assert after["version"] == version + 1
         assert after["status"] == "finished" or after["view"]["current"] == 0
-        bot_turns += 1
+
+    game_id, token = _game(client, [{"name": "ann"}, {"bot": level}])
+    assert _play_out(app, client, game_id, token, worker_pass) > 0
+
+
+def _game(client: FlaskClient, seats: list[dict[str, str]]) -> tuple[str, str]:
+    """A one-person game to 1 point: its id and the person's (seat 0) token."""
+    game = create(client, seats, target_score=1)
+    return game["id"], join(client, game["id"], invite=game["invites"][0]["invite"])["player_token"]
+
+
+def _play_out(app: Flask, client: FlaskClient, game_id: str, token: str,
+              worker_pass: Callable[[int], None]) -> int:
+    """The person plays their first action at each turn, ``worker_pass(version)`` runs when a
+    bot is left to move; until the game is over. Returns the worker's passes; the record
+    replays to the stored state."""
+    passes = 0
+    for _ in range(2000):
+        body = client.get(f"/api/games/{game_id}", headers=auth(token)).get_json()
+        if body["status"] == "finished":
+            break
+        if body["view"]["current"] == 0:
+            _post(client, game_id, token)
+            continue
+        worker_pass(body["version"])
+        passes += 1
     else:
         raise AssertionError("the game did not finish")
-    assert bot_turns > 0
     record = client.get(f"/api/games/{game_id}/record").get_json()
     assert replay(GameRecord.from_dict(record)) == stored_state(app, game_id)
+    return passes
 
 
 def test_the_timeout_policy_may_be_a_search_level(client: FlaskClient) -> None:
@@ -94,23 +109,10 @@ def test_a_long_tail_of_bot_turns_is_cut_short_and_the_worker_plays_it_on(
 
     monkeypatch.setattr(play, "REQUEST_BOT_ACTIONS", 1)
     monkeypatch.setattr(play, "WORKER_BOT_ACTIONS", 1)
-    game = create(client, [{"name": "ann"}, {"bot": "greedy"}, {"bot": "random"},
-                           {"bot": "greedy"}], target_score=1)
-    game_id = game["id"]
-    token = join(client, game_id, invite=game["invites"][0]["invite"])["player_token"]
-    worker_steps = 0
-    for _ in range(2000):
-        body = client.get(f"/api/games/{game_id}", headers=auth(token)).get_json()
-        if body["status"] == "finished":
-            break
-        if body["view"]["current"] == 0:
-            _post(client, game_id, token)
-            continue
+    def worker_pass(_version: int) -> None:
         with app.app_context():
             assert worker.play_bot_turns(utcnow()) == 1
-        worker_steps += 1
-    else:
-        raise AssertionError("the game did not finish")
-    assert worker_steps > 0  # bots were left to the worker
-    record = client.get(f"/api/games/{game_id}/record").get_json()
-    assert replay(GameRecord.from_dict(record)) == stored_state(app, game_id)
+
+    game_id, token = _game(client, [{"name": "ann"}, {"bot": "greedy"}, {"bot": "random"},
+                                    {"bot": "greedy"}])
+    assert _play_out(app, client, game_id, token, worker_pass) > 0  # bots left to the worker
