@@ -18,6 +18,10 @@ worker_class = "gevent"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # Open connections per worker, waiting or not: a long-poll is one of them.
 worker_connections = int(os.environ.get("DOS_WORKER_CONNECTIONS", "2000"))
+# An idle connection stays open this long: a player's client, or the proxy in front, sends the
+# next move on it instead of opening a new TCP connection (gunicorn's default is 2 s). A
+# gevent worker holds an idle connection as one parked greenlet within worker_connections.
+keepalive = int(os.environ.get("DOS_KEEPALIVE_SECONDS", "75"))
 # A stop does not wait out every long-poll (up to 60 s): clients ask again.
 graceful_timeout = 10
 

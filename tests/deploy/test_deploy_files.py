@@ -33,10 +33,10 @@ UNITS = sorted((DEPLOY / "systemd").glob("*.service"))
 INSTALLED_BIN = "/opt/dos/.venv/bin/"  # where docs/operations.md installs the venv
 PLAY_DOMAIN = "play.example.org"
 # Names read outside config.DEFAULTS: the key and the database (config.py), the instance folder
-# (create_app), gunicorn's workers and connections (gunicorn_conf.py), the metrics' folder
+# (create_app), gunicorn's workers, connections and keep-alive (gunicorn_conf.py), the metrics' folder
 # (prometheus-client, dos_server/metrics.py).
 READ_ELSEWHERE = {"SECRET_KEY", "DATABASE_URL", "DOS_INSTANCE_PATH", "WEB_CONCURRENCY",
-                  "DOS_WORKER_CONNECTIONS", "PROMETHEUS_MULTIPROC_DIR"}
+                  "DOS_WORKER_CONNECTIONS", "DOS_KEEPALIVE_SECONDS", "PROMETHEUS_MULTIPROC_DIR"}
 REQUIRED = {"DOS_ENV_NAME", "SECRET_KEY", "DOS_PUBLIC_URL", "DATABASE_URL", "DOS_PROXY_COUNT",
             "DOS_MAIL_DOMAIN", "DOS_MAIL_FROM", "DOS_SMTP_HOST", "DOS_SMTP_PORT",
             "DOS_SMTP_SECURITY"}
