@@ -589,21 +589,22 @@ def finish_game(app: Flask, game_id: str, winner: int | None, *, emails: bool = 
     (None: ended with the scores as they stand, as a vote does). ``emails``: the game-over
     notifications are queued too, as the move's transaction queues them."""
     from dos_engine import Game
-    from dos_server.models import GameRow
-    from dos_server.services import notify, play
+    from dos_server.database import write_transaction
+    from dos_server.services import access, notify, play
 
+    # As the server writes: the game locked first (SQLite: BEGIN IMMEDIATE, which waits for
+    # the server's writers; a read that turns into a write is refused while they write).
     with app.app_context():
-        row = db.session.get(GameRow, game_id)
-        assert row is not None
-        assert row.state is not None
-        state = Game.from_dict(row.state)
-        if winner is not None:
-            state.winner = winner
-            state.scores[winner] = state.options.target_score
-        row.state = state.to_dict()
-        play.mark_finished(row)
-        row.version += 1
-        if emails:
-            notify.after_change(row, state, new_turn=False, just_over=True, kinds=[])
-        db.session.commit()
+        with write_transaction():
+            row = access.get_game(game_id, for_update=True)
+            assert row.state is not None
+            state = Game.from_dict(row.state)
+            if winner is not None:
+                state.winner = winner
+                state.scores[winner] = state.options.target_score
+            row.state = state.to_dict()
+            play.mark_finished(row)
+            row.version += 1
+            if emails:
+                notify.after_change(row, state, new_turn=False, just_over=True, kinds=[])
         db.session.remove()

@@ -27,7 +27,8 @@ class DosApi:
     def __init__(self, server: str, token: str | None = None, language: str = "en") -> None:
         self.server = server.rstrip("/")
         self.session = requests.Session()
-        # GETs are safe to retry; action POSTs carry an Idempotency-Key, so they are too.
+        # GETs are safe to retry; action and message POSTs carry an Idempotency-Key, so they
+        # are too.
         retry = _Retry(total=3, connect=3, read=2, backoff_factor=0.3,
                       status_forcelist=(502, 503, 504),
                       allowed_methods=frozenset({"GET", "POST"}), raise_on_status=False)
@@ -105,7 +106,9 @@ class DosApi:
                           timeout=(TIMEOUT[0], TIMEOUT[1] + wait))
 
     def say(self, game_id: str, text: str) -> dict[str, Any]:
-        return self._call("POST", f"/api/games/{game_id}/messages", json={"text": text})
+        """Say ``text`` at the table; retried after a dropped connection, said once."""
+        return self._call("POST", f"/api/games/{game_id}/messages", json={"text": text},
+                          headers={"Idempotency-Key": str(uuid.uuid4())})
 
     def messages(self, game_id: str, after: int = 0, limit: int = 50,
                  before: int | None = None, wait: float = 0) -> dict[str, Any]:

@@ -115,6 +115,36 @@ def test_a_message_is_stored_read_by_everyone_and_changes_no_version(
     assert again.status_code == 304
 
 
+def test_a_retried_message_with_its_idempotency_key_is_said_once(app: Flask,
+                                                                   client: FlaskClient) -> None:
+    """A client that lost the answer (a dropped connection) asks again with the same key: the
+    first answer comes back and nothing is said twice; the key with another text is refused;
+    the host's key and a seat's are apart, and so are a message's and a move's."""
+    game_id, host_token, tokens = _host_game(client)
+
+    def post(token: str, text: str, key: str) -> Any:
+        return client.post(f"/api/games/{game_id}/messages", json={"text": text},
+                           headers={**auth(token), "Idempotency-Key": key})
+
+    first = post(tokens[0], "gg", "k-1")
+    assert first.status_code == 201, first.get_data(as_text=True)
+    again = post(tokens[0], "gg", "k-1")
+    assert again.status_code == 201
+    assert again.get_json() == first.get_json()
+    assert _stored(app, game_id) == ["gg"]
+    other = post(tokens[0], "well played", "k-1")
+    problem = assert_problem(other, 422)
+    assert "Idempotency-Key" in problem["detail"]
+    assert _stored(app, game_id) == ["gg"]
+    assert post(host_token, "gg", "k-1").status_code == 201  # the host's key is its own
+    assert post(tokens[1], "gg", "k-1").status_code == 201  # and so is another seat's
+    assert _stored(app, game_id) == ["gg", "gg", "gg"]
+    long_key = "x" * 128  # the longest key there is
+    assert post(tokens[0], "one more", long_key).status_code == 201
+    assert post(tokens[0], "one more", long_key).get_json()["text"] == "one more"
+    assert _stored(app, game_id) == ["gg", "gg", "gg", "one more"]
+
+
 def test_paging_after_before_and_limit(client: FlaskClient) -> None:
     game_id, tokens = _game(client)
     ids = [said(client, game_id, tokens[n % 2], f"line {n}")["id"] for n in range(7)]

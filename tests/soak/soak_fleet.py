@@ -430,7 +430,7 @@ class Players:
         if game.rng.random() < 0.25:  # now and then a word at the table, after the move
             text = f"v{body['version']} from seat {seat} <ok> & done"
             said = self.api.call("POST", f"/api/games/{game.id}/messages", token,
-                                 {"text": text})
+                                 {"text": text}, key=str(uuid.uuid4()))
             assert said.status_code == 201, said.text
             assert said.json()["text"] == text
             game.said.append((seat, text))

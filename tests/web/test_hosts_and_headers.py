@@ -36,13 +36,17 @@ def _signed_in_browsers(app: Flask) -> tuple[dict[str, Any], list[FlaskClient]]:
                        data={"csrf": csrf_of(page), "token": created["host_token"]})
     assert signed.status_code == 303, signed.get_data(as_text=True)
     sign_in(app, alice, created["id"], 0)
+    # Something said at the table: the chat's long-poll answers it at once, not after a wait.
+    said = api.post(f"/api/games/{created['id']}/messages", json={"text": "hello"},
+                    headers={"Authorization": f"Bearer {created['host_token']}"})
+    assert said.status_code == 201, said.get_data(as_text=True)
     return created, [stranger, host, alice]
 
 
 def _get_routes(app: Flask, game_id: str) -> Iterator[str]:
     """A path for every GET route of the app, its arguments filled in."""
     values = {"game_id": game_id, "token": "garbage", "seat": 0, "version": 1, "number": 1,
-              "filename": "dos.css", "session_id": "0123456789abcdef"}
+              "filename": "dos.css", "session_id": "0123456789abcdef", "name": "nobody"}
     for rule in app.url_map.iter_rules():
         if "GET" not in (rule.methods or set()):
             continue

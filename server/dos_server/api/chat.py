@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
+from flask import request
 from flask.views import MethodView
 from marshmallow import validate
 
@@ -93,13 +94,15 @@ class Messages(MethodView):
                       "do not write")
     @blp.alt_response(404, description="no such game")
     @blp.alt_response(409, description="the game was cancelled")
-    @blp.alt_response(422, description="empty, too long, or not plain text")
+    @blp.alt_response(422, description="empty, too long, or not plain text; an Idempotency-Key "
+                      "sent before with another text")
     @blp.alt_response(429, description="too many messages in the last minute: Retry-After "
                       "says when the next is allowed")
     def post(self, body: dict[str, Any], game_id: str) -> dict[str, Any]:
         """Say something at the table: a seat's player, the host, or (when the host allows)
-        a spectator. It changes no version; webhooks get `game.message`."""
-        return chat.post(game_id, _bearer(), body["text"])
+        a spectator. It changes no version; webhooks get `game.message`. A retry with the
+        same `Idempotency-Key` gets the first answer and says nothing twice."""
+        return chat.post(game_id, _bearer(), body["text"], request.headers.get("Idempotency-Key"))
 
 
 @blp.route("/<game_id>/chat")

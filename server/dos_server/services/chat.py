@@ -20,6 +20,7 @@ a game the caller has locked (play by email), inside the caller's transaction.
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -36,12 +37,21 @@ from dos_server.errors import (
     ChatMuted,
     GameNotActive,
     HostOnly,
+    IdempotencyKeyReused,
     InvalidInput,
     PlayersOnly,
     RateLimited,
 )
 from dos_server.extensions import db
-from dos_server.models import GameRow, MessageRow, NotificationRow, SeatRow, as_utc, utcnow
+from dos_server.models import (
+    GameRow,
+    IdempotencyRow,
+    MessageRow,
+    NotificationRow,
+    SeatRow,
+    as_utc,
+    utcnow,
+)
 from dos_server.services import notify, watch
 from dos_server.services.access import (
     Viewer,
@@ -104,13 +114,37 @@ def per_minute() -> int:
 # -- writing ------------------------------------------------------------------------------------
 
 
-def post(game_id: str, bearer: str | None, text: Any,
+# Idempotency rows of messages: apart from the moves' (services/play.py) by the key's prefix;
+# the host's and the spectators' (who have no seat) under these seat numbers.
+_SAY_KEY = "say:"
+_HOST_AUTHOR, _SPECTATOR_AUTHOR = -1, -2
+
+
+def post(game_id: str, bearer: str | None, text: Any, idempotency_key: str | None = None,
          now: datetime | None = None) -> dict[str, Any]:
-    """The token's seat (or the host, or a spectator) says ``text`` (own transaction)."""
+    """The token's seat (or the host, or a spectator) says ``text`` (own transaction).
+
+    A retry with the same ``idempotency_key`` gets the first answer back and says nothing
+    again (a client that lost the answer to a dropped connection asks again)."""
     body = clean_text(text)  # before the lock: bad input is refused without a write
+    request_hash = hashlib.sha256(body.encode()).hexdigest()
     with write_transaction():
         game, viewer = locked(game_id, bearer)
-        return post_locked(game, viewer, body, now)
+        if not idempotency_key:
+            return post_locked(game, viewer, body, now)
+        author = (viewer.seat if viewer.seat is not None
+                  else _HOST_AUTHOR if viewer.host else _SPECTATOR_AUTHOR)
+        key = _SAY_KEY + hashlib.sha256(idempotency_key.encode()).hexdigest()
+        stored = db.session.get(IdempotencyRow, (game.id, author, key))
+        if stored is not None:
+            if stored.request_hash != request_hash:
+                raise IdempotencyKeyReused(_("this Idempotency-Key was used for a different "
+                                             "message; use a new key for a new message"))
+            return dict(stored.body)
+        said = post_locked(game, viewer, body, now)
+        db.session.add(IdempotencyRow(game_id=game.id, seat=author, key=key,
+                                      request_hash=request_hash, status=201, body=said))
+        return said
 
 
 def post_locked(game: GameRow, viewer: Viewer, text: str, now: datetime | None = None,
