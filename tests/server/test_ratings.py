@@ -373,6 +373,10 @@ def test_the_player_api_and_the_leaderboard_with_hiding_and_paging(
     assert "email" not in str(page)
     assert "example.org" not in str(page)
     assert_problem(client.get("/api/players/nobody"), 404)
+    # What could be nobody's name is nobody's: never a query PostgreSQL refuses (a NUL).
+    for hostile in ("%00", "ann%00", "x" * 500, "a%20b", "%E2%80%AE"):
+        assert_problem(client.get(f"/api/players/{hostile}"), 404)
+        assert client.get(f"/players/{hostile}").status_code == 404
     board = client.get("/api/leaderboard").get_json()
     assert board["total"] == 3
     assert [p["rank"] for p in board["players"]] == [1, 2, 3]

@@ -73,10 +73,11 @@ from dos_server.services.access import (
 from dos_server.services.words import _, engine_detail
 
 # A request's tail (bots and standing orders after a move) stops at the first bot turn after
-# this many actions and leaves the rest to the worker, which plays on in steps of
-# WORKER_BOT_ACTIONS under one lock each: no request, and no lock, lasts as long as a game.
-REQUEST_BOT_ACTIONS = 48
-WORKER_BOT_ACTIONS = 400
+# this many bot actions (far more than bots play between two people's turns) and leaves the
+# rest to the worker, which plays on in steps of WORKER_BOT_ACTIONS under one lock each: no
+# request, and no lock, lasts as long as a game.
+REQUEST_BOT_ACTIONS = 200
+WORKER_BOT_ACTIONS = 1000
 
 
 @dataclass(frozen=True)
@@ -182,12 +183,13 @@ def run_bots(game: GameRow, state: Game, in_worker: bool = False) -> list[EventR
     """Bots (and resigned seats, played by ``random``) move right after the turn before them.
 
     Outside the worker this stops before a searching bot's turn, and at the first bot turn
-    after REQUEST_BOT_ACTIONS actions: the request returns at once, and the worker's next pass
+    after REQUEST_BOT_ACTIONS bot actions: the request returns at once, and the worker's next pass
     plays on (:func:`play_waiting_bots`), WORKER_BOT_ACTIONS at a time.
     """
     seats = {seat.index: seat for seat in game.seats}
     rows: list[EventRow] = []
     budget = WORKER_BOT_ACTIONS if in_worker else REQUEST_BOT_ACTIONS
+    played = 0
     while not state.is_over:
         seat = seats[state.current]
         at_rest = not (seat.bot or seat.resigned) or (searching_bot(seat) and not in_worker)
@@ -196,8 +198,9 @@ def run_bots(game: GameRow, state: Game, in_worker: bool = False) -> list[EventR
         if due is not None:
             rows += play_order(game, state, *due)
             continue
-        if at_rest or len(rows) >= budget:
+        if at_rest or played >= budget:
             break
+        played += 1
         strategy = make_strategy(seat.bot or "random", f"{state.seed}:{state.actions_played}")
         legal = state.legal_actions(seat.index)
         action = strategy(state.view(seat.index), legal)

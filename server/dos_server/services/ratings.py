@@ -41,6 +41,7 @@ from dos_server.errors import PlayerNameTaken, PlayerNotFound
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow, RatingChangeRow, RatingRow, SeatRow, utcnow
 from dos_server.services.words import _
+from dos_server.validation import clean_player_name
 
 # The model's parameters, in one place (OpenSkill 6's defaults for Plackett-Luce).
 MU = 25.0
@@ -246,9 +247,16 @@ def claim_name(identity: IdentityRow, name: str | None) -> None:
 
 
 def _identity_named(name: str) -> IdentityRow:
-    found = db.session.execute(
-        select(IdentityRow).where(func.lower(IdentityRow.player_name) == name.lower())
-    ).scalars().first()
+    """The identity going by ``name``; a string that could be nobody's name (too long, a
+    NUL PostgreSQL refuses in a literal, a space) is not looked up."""
+    try:
+        wanted = clean_player_name(name)
+    except ValueError:
+        found = None
+    else:
+        found = db.session.execute(
+            select(IdentityRow).where(func.lower(IdentityRow.player_name) == wanted.lower())
+        ).scalars().first()
     if found is None:
         raise PlayerNotFound(_("no player goes by the name %(name)s on this server",
                                name=name))
