@@ -584,6 +584,17 @@ def start_by_host(client: FlaskClient, created: dict[str, Any]) -> dict[str, Any
     return dict(answer.get_json())
 
 
+def stored_notes(app: Flask, game_id: str) -> dict[int, str | None]:
+    """Each seat's private notes as stored, by seat."""
+    from dos_server.models import SeatRow
+
+    with app.app_context():
+        rows = db.session.execute(sa.select(SeatRow.index, SeatRow.notes).where(
+            SeatRow.game_id == game_id)).all()
+        db.session.remove()
+    return {index: notes for index, notes in rows}
+
+
 def finish_game(app: Flask, game_id: str, winner: int | None, *, emails: bool = False) -> None:
     """End a started game as a winning move would leave it: ``winner`` reached the target
     (None: ended with the scores as they stand, as a vote does). ``emails``: the game-over

@@ -5,14 +5,11 @@ it owned, in games in play and finished alike."""
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 from identity_helpers import auth, create, finish, join_all, sign_in
 
-from dos_server.extensions import db
-from dos_server.models import SeatRow
-from testkit import SmtpSink
+from testkit import SmtpSink, stored_notes
 
 ANN, BOB = "ann@example.org", "bob@example.org"
 
@@ -21,14 +18,6 @@ def _write(client: FlaskClient, game_id: str, seat: int, token: str, text: str) 
     answer = client.put(f"/api/games/{game_id}/seats/{seat}/notes", json={"text": text},
                         headers=auth(token))
     assert answer.status_code == 200, answer.get_data(as_text=True)
-
-
-def _notes(app: Flask, game_id: str) -> dict[int, str | None]:
-    with app.app_context():
-        rows = db.session.execute(sa.select(SeatRow.index, SeatRow.notes).where(
-            SeatRow.game_id == game_id)).all()
-        db.session.remove()
-    return {index: notes for index, notes in rows}
 
 
 def test_notes_are_exported_to_their_owner_and_cleared_when_it_is_deleted(
@@ -79,8 +68,8 @@ def test_notes_are_exported_to_their_owner_and_cleared_when_it_is_deleted(
     assert deleted.status_code == 200, deleted.get_data(as_text=True)
     assert deleted.get_json()["notes_cleared"] == 2
     for game in (playing, finished):
-        assert _notes(mail_app, game["id"]) == {0: None, 1: f"BOB-NOTE {game['id']}"}
-    assert _notes(mail_app, other["id"]) == {0: "CY-NOTE", 1: None}
+        assert stored_notes(mail_app, game["id"]) == {0: None, 1: f"BOB-NOTE {game['id']}"}
+    assert stored_notes(mail_app, other["id"]) == {0: "CY-NOTE", 1: None}
     # The game in play goes on: Ann's seat token still opens her (now empty) notes.
     still = client.get(f"/api/games/{playing['id']}/seats/0/notes",
                        headers=auth(tokens[playing["id"]][0]))

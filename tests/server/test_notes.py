@@ -14,7 +14,8 @@ from flask.testing import FlaskClient
 from server_helpers import assert_problem, auth, create, join, joined_game
 
 from dos_server.extensions import db
-from dos_server.models import GameRow, SeatRow
+from dos_server.models import GameRow
+from testkit import stored_notes
 
 
 def _notes_url(game_id: str, seat: int) -> str:
@@ -23,14 +24,6 @@ def _notes_url(game_id: str, seat: int) -> str:
 
 def _put(client: FlaskClient, game_id: str, seat: int, token: str | None, text: Any) -> Any:
     return client.put(_notes_url(game_id, seat), json={"text": text}, headers=auth(token))
-
-
-def _stored(app: Flask, game_id: str) -> dict[int, str | None]:
-    with app.app_context():
-        rows = db.session.execute(sa.select(SeatRow.index, SeatRow.notes).where(
-            SeatRow.game_id == game_id)).all()
-        db.session.remove()
-    return {index: notes for index, notes in rows}
 
 
 def _host_game(client: FlaskClient) -> tuple[str, str, dict[int, str]]:
@@ -54,21 +47,21 @@ def test_a_seat_writes_and_reads_its_own_notes(app: Flask, client: FlaskClient) 
     assert written.get_json()["text"] == "bob holds greens\n\tkeep the 10"
     read = client.get(_notes_url(game_id, 0), headers=auth(tokens[0])).get_json()
     assert read["text"] == "bob holds greens\n\tkeep the 10"
-    assert _stored(app, game_id) == {0: "bob holds greens\n\tkeep the 10", 1: None}
+    assert stored_notes(app, game_id) == {0: "bob holds greens\n\tkeep the 10", 1: None}
     # Notes are no move: the version stays, so a move chosen meanwhile still plays.
     assert client.get(f"/api/games/{game_id}",
                       headers=auth(tokens[0])).get_json()["version"] == version
     # Bob's notes are his own, beside Ann's.
     assert _put(client, game_id, 1, tokens[1], "ann plays fast").status_code == 200
-    assert _stored(app, game_id) == {0: "bob holds greens\n\tkeep the 10", 1: "ann plays fast"}
+    assert stored_notes(app, game_id) == {0: "bob holds greens\n\tkeep the 10", 1: "ann plays fast"}
     # "" clears them (nothing stored), and so does text of spaces alone.
     cleared = _put(client, game_id, 0, tokens[0], "")
     assert cleared.status_code == 200
     assert cleared.get_json()["text"] == ""
-    assert _stored(app, game_id)[0] is None
+    assert stored_notes(app, game_id)[0] is None
     _put(client, game_id, 0, tokens[0], "again")
     assert _put(client, game_id, 0, tokens[0], " \n ").get_json()["text"] == ""
-    assert _stored(app, game_id)[0] is None
+    assert stored_notes(app, game_id)[0] is None
 
 
 def test_nobody_else_reads_or_writes_a_seats_notes(app: Flask, client: FlaskClient) -> None:
@@ -91,7 +84,7 @@ def test_nobody_else_reads_or_writes_a_seats_notes(app: Flask, client: FlaskClie
         assert_problem(client.get(_notes_url(game_id, seat), headers=auth(tokens[0])), 403)
         assert_problem(_put(client, game_id, seat, tokens[0], "x"), 403)
     assert_problem(client.get(_notes_url("nosuchgame", 0), headers=auth(tokens[0])), 404)
-    assert _stored(app, game_id) == {0: "mine alone", 1: None}
+    assert stored_notes(app, game_id) == {0: "mine alone", 1: None}
 
 
 @pytest.mark.parametrize("text", ["x" * 10_001, "bell\x07", "esc\x1b[31m", "cr\x0bvt",
@@ -105,9 +98,9 @@ def test_bad_notes_are_a_clear_problem_and_store_nothing(app: Flask, client: Fla
     if isinstance(text, str):
         assert ("10000" in problem["detail"] and "10001" in problem["detail"]) or \
             "control character U+" in problem["detail"], problem
-    assert _stored(app, game_id)[0] == "kept"
+    assert stored_notes(app, game_id)[0] == "kept"
     assert_problem(client.put(_notes_url(game_id, 0), json={}, headers=auth(tokens[0])), 422)
-    assert _stored(app, game_id)[0] == "kept"
+    assert stored_notes(app, game_id)[0] == "kept"
 
 
 def test_the_longest_notes_fit_in_any_script(app: Flask, client: FlaskClient) -> None:
@@ -117,7 +110,7 @@ def test_the_longest_notes_fit_in_any_script(app: Flask, client: FlaskClient) ->
         answer = client.put(_notes_url(game_id, 0), data=__import__("json").dumps(
             {"text": longest}), content_type="application/json", headers=auth(tokens[0]))
         assert answer.status_code == 200, answer.get_data(as_text=True)[:300]
-        assert _stored(app, game_id)[0] == longest
+        assert stored_notes(app, game_id)[0] == longest
     assert_problem(_put(client, game_id, 0, tokens[0], "ລ" * 10_001), 422)
     # The larger limit is the notes' alone: elsewhere the usual one holds.
     big = client.post(f"/api/games/{game_id}/messages", data="x" * (128 * 1024),

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import sqlalchemy as sa
 from browsing import Site, any_site, browser, new_page, sign_in
 from flask import Flask
 from flask.testing import FlaskClient
@@ -17,22 +16,12 @@ from test_pages import create_form
 from web_helpers import api_game, join_api, post
 from web_helpers import sign_in as sign_in_client
 
-from dos_server.extensions import db
-from dos_server.models import SeatRow
-from testkit import backend, db_url
+from testkit import backend, db_url, stored_notes
 
 __all__ = ["any_site", "backend", "browser", "db_url"]
 
 HOSTILE = "<b>bold?</b> {{ 7*7 }} & ລາວ\n\tsecond line"
 ESCAPED = "&lt;b&gt;bold?&lt;/b&gt; {{ 7*7 }} &amp; ລາວ\n\tsecond line"
-
-
-def _stored(app: Flask, game_id: str) -> dict[int, str | None]:
-    with app.app_context():
-        rows = db.session.execute(sa.select(SeatRow.index, SeatRow.notes).where(
-            SeatRow.game_id == game_id)).all()
-        db.session.remove()
-    return {index: notes for index, notes in rows}
 
 
 def _game(app: Flask) -> tuple[dict[str, Any], list[str]]:
@@ -71,7 +60,7 @@ def test_without_the_script_the_box_posts_and_redirects(app: Flask) -> None:
     saved = post(alice, f"{table}/notes", {"text": HOSTILE, "seat": "0"}, page=table)
     assert saved.status_code == 303, saved.get_data(as_text=True)
     assert saved.headers["Location"].endswith(f"{table}#notes")
-    assert _stored(app, game_id) == {0: HOSTILE, 1: None}
+    assert stored_notes(app, game_id) == {0: HOSTILE, 1: None}
     page = alice.get(table).get_data(as_text=True)
     assert "Your notes are saved." in page
     assert ESCAPED in page  # text in the textarea, never markup
@@ -79,11 +68,11 @@ def test_without_the_script_the_box_posts_and_redirects(app: Flask) -> None:
     # A form without this session's CSRF token is refused, and nothing changes.
     forged = alice.post(f"{table}/notes", data={"text": "forged", "seat": "0"})
     assert forged.status_code == 403
-    assert _stored(app, game_id)[0] == HOSTILE
+    assert stored_notes(app, game_id)[0] == HOSTILE
     # "" clears the notes.
     assert post(alice, f"{table}/notes", {"text": "", "seat": "0"},
                 page=table).status_code == 303
-    assert _stored(app, game_id)[0] is None
+    assert stored_notes(app, game_id)[0] is None
 
 
 def test_the_box_is_only_ever_the_seats_own(app: Flask) -> None:
@@ -112,7 +101,7 @@ def test_the_box_is_only_ever_the_seats_own(app: Flask) -> None:
     stranger = app.test_client()
     assert post(stranger, f"{table}/notes", {"text": "x", "seat": "0"},
                 page="/new").status_code == 401
-    assert _stored(app, game_id) == {0: "SECRET-OF-ALICE", 1: None}
+    assert stored_notes(app, game_id) == {0: "SECRET-OF-ALICE", 1: None}
 
 
 def test_a_refused_save_keeps_what_was_typed(app: Flask) -> None:
@@ -133,12 +122,12 @@ def test_a_refused_save_keeps_what_was_typed(app: Flask) -> None:
                 page=table).status_code == 422
     assert post(alice, f"{table}/notes", {"text": "x", "seat": "x"},
                 page=table).status_code == 422
-    assert _stored(app, game_id)[0] == "kept"
+    assert stored_notes(app, game_id)[0] == "kept"
     # The longest notes fit, in a script whose characters take 9 bytes each in a form.
     longest = "ລ" * 10_000
     assert post(alice, f"{table}/notes", {"text": longest, "seat": "0"},
                 page=table).status_code == 303
-    assert _stored(app, game_id)[0] == longest
+    assert stored_notes(app, game_id)[0] == longest
 
 
 def test_a_note_saved_in_the_browser_is_there_after_a_reload(browser: Browser,

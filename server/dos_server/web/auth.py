@@ -311,6 +311,17 @@ def check_csrf() -> None:
                         "reload the page and try again"))
 
 
+def emailed_or_seat_token(game_id: str) -> str | None:
+    """The player token a press acts with: a parked emailed link's seat, else this browser's
+    seat's (an emailed button works before the browser was signed in)."""
+    parked = pending(game_id, "signin")
+    if parked is not None:
+        who = resolve(game_id, parked.value)
+        if who.player_token:
+            return who.player_token
+    return player_token(game_id)
+
+
 __all__ = [
     "ACCOUNT_KEY",
     "CSRF_FIELD",
@@ -321,6 +332,7 @@ __all__ = [
     "check_csrf",
     "clear_pending",
     "csrf_token",
+    "emailed_or_seat_token",
     "forget_account",
     "forget_seat",
     "form_limit",

@@ -21,16 +21,6 @@ STALE = _l("This email's move is from an earlier turn: the game has moved on sin
            "nothing was played. Here is the table as it is now.")
 
 
-def _seat_token(game_id: str) -> str | None:
-    """The player token this browser acts with: a parked emailed link's, else its seat's."""
-    parked = auth.pending(game_id, "signin")
-    if parked is not None:
-        who = auth.resolve(game_id, parked.value)
-        if who.player_token:
-            return who.player_token
-    return auth.player_token(game_id)
-
-
 @bp.get("/games/<game_id>/emailed-move/<int:version>/<int:number>")
 def emailed_move(game_id: str, version: int, number: int) -> Page:
     token = request.args.get("token")
@@ -40,7 +30,7 @@ def emailed_move(game_id: str, version: int, number: int) -> Page:
                                 number=number), 303)
     game = access.get_game(game_id)
     try:
-        player = _seat_token(game_id)
+        player = auth.emailed_or_seat_token(game_id)
     except DomainError as error:
         auth.clear_pending()
         return bad_link(problem_of(error), game_id, paste=True)
@@ -65,7 +55,7 @@ def emailed_move(game_id: str, version: int, number: int) -> Page:
 @bp.post("/games/<game_id>/emailed-move/<int:version>/<int:number>")
 def play_emailed_move(game_id: str, version: int, number: int) -> Page:
     try:
-        player = _seat_token(game_id)
+        player = auth.emailed_or_seat_token(game_id)
     except DomainError as error:
         auth.clear_pending()
         return bad_link(problem_of(error), game_id, paste=True)

@@ -20,12 +20,7 @@ from dos_server.web.pages.table import seat_names
 
 def _token(game_id: str) -> str | None:
     """Who presses: a parked emailed link's seat, else this browser's seat or host token."""
-    parked = auth.pending(game_id, "signin")
-    if parked is not None:
-        who = auth.resolve(game_id, parked.value)
-        if who.player_token:
-            return who.player_token
-    return auth.player_token(game_id) or auth.host_token(game_id)
+    return auth.emailed_or_seat_token(game_id) or auth.host_token(game_id)
 
 
 @bp.get("/games/<game_id>/rematch")
