@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import cProfile
 import functools
 import importlib
 import os
+import pstats
 import random
 import sys
 import time
@@ -117,6 +119,8 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=400)
     parser.add_argument("--warmup", type=int, default=60)
     parser.add_argument("--pg-url", default=os.environ.get("TEST_DATABASE_URL", DEFAULT_PG_URL))
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also print the N functions of most own CPU (cProfile; slower)")
     args = parser.parse_args()
     os.environ["TEST_DATABASE_URL"] = args.pg_url
 
@@ -128,11 +132,11 @@ def main() -> int:
     for module, attribute in PARTS:
         timers.wrap(module, attribute)
     with pg_schema() as url:
-        run(url, args.turns, args.warmup, timers, sa)
+        run(url, args.turns, args.warmup, timers, sa, args.profile)
     return 0
 
 
-def run(url: str, turns: int, warmup: int, timers: Timers, sa: Any) -> None:
+def run(url: str, turns: int, warmup: int, timers: Timers, sa: Any, profile: int = 0) -> None:
     from dos_server.extensions import db
     from testkit import build_app
 
@@ -208,9 +212,14 @@ def run(url: str, turns: int, warmup: int, timers: Timers, sa: Any) -> None:
     sa.event.listen(engine, "after_cursor_execute", after)
     pids = backends()
     backend_start = backend_cpu(pids)
+    profiler = cProfile.Profile() if profile else None
     wall = time.perf_counter()
+    if profiler:
+        profiler.enable()
     for _ in range(turns):
         game = play(games, game)
+    if profiler:
+        profiler.disable()
     wall = time.perf_counter() - wall
     backend = backend_cpu(pids) - backend_start
     sa.event.remove(engine, "before_cursor_execute", before)
@@ -228,6 +237,9 @@ def run(url: str, turns: int, warmup: int, timers: Timers, sa: Any) -> None:
     print("statements per turn, mean ms wall:")
     for key, count in statements.most_common():
         print(f"  {count / turns:5.2f}  {statement_wall[key] / count * 1000:6.3f}  {key}")
+    if profiler:
+        print(f"cProfile (its overhead included), the {profile} functions of most own time:")
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(profile)
     report_storage(admin, schema, sa)
 
 
