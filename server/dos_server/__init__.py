@@ -11,7 +11,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """App factory: defaults, then the environment, then ``test_config``."""
     import os
 
-    from dos_server import i18n, metrics, models  # noqa: F401 - models registers the tables with the metadata
+    from dos_server import i18n, metrics, models, serving  # noqa: F401 - models registers the tables with the metadata
     from dos_server.api import account, games, health, inbound, players
     from dos_server.api import chat as chat_api
     from dos_server.api import metrics as metrics_api
@@ -32,6 +32,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=count, x_proto=count,  # type: ignore[method-assign]
                                 x_host=count)
     init_logging(app)
+    serving.configure(app)  # before the database is bound: the pool is sized there
     db.init_app(app)
     migrations = app.config.get("MIGRATIONS_DIR", _migrations_dir())
     migrate.init_app(app, db, render_as_batch=True, directory=migrations)

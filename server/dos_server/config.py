@@ -23,7 +23,14 @@ DEFAULTS: dict[str, Any] = {
     "TOKEN_MAX_AGE_DAYS": 400,
     "SQLITE_BUSY_TIMEOUT_SECONDS": 30,
     # No pre-ping: it costs a round trip per request; recycling bounds a connection's age.
+    # The pool's size comes from the serving model below (dos_server/serving.py).
     "SQLALCHEMY_ENGINE_OPTIONS": {"pool_recycle": 300},
+    # The serving model (dos_server/serving.py): requests a web process works on at once (the
+    # others queue, first come first served; 0: no gate), a process's long-poll waiters reading
+    # at once (services/watch.py), and how long a request may wait for a pooled connection.
+    "REQUESTS_AT_ONCE": 8,
+    "WEB_WAIT_LOOKS": 2,
+    "POOL_TIMEOUT_SECONDS": 30,
     "RATELIMIT_STORAGE_URI": "memory://",
     "RATELIMIT_HEADERS_ENABLED": True,
     "RATE_LIMIT_CREATE": "30 per minute; 500 per day",  # per client address

@@ -37,7 +37,7 @@ from flask import current_app
 from sqlalchemy import Update, event, func
 from sqlalchemy.orm import Session
 
-from dos_server import metrics
+from dos_server import metrics, serving
 from dos_server.extensions import db
 from dos_server.models import GameRow
 from dos_server.services import access
@@ -86,7 +86,9 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
             with _lock:
                 _parked[game_id] = _parked.get(game_id, 0) + 1
             try:
-                # With NOTIFY heard there is no need to look before we are woken.
+                # With NOTIFY heard there is no need to look before we are woken. A waiter
+                # holds no slot of the process's gate (dos_server/serving.py).
+                serving.leave_gate()
                 woken = wake.wait(left if listening else min(poll, left))
             finally:
                 with _lock:

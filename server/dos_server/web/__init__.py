@@ -26,7 +26,6 @@ DEFAULTS = {
     "WEB_SIGNIN_MAX_AGE_DAYS": 7,  # the sign-in link in an email
     "WEB_WAIT_SECONDS": 25,  # a live-update request answers after this long at most
     "WEB_WAIT_POLL_SECONDS": 1.0,  # how often a waiter looks (SQLite; PostgreSQL is woken)
-    "WEB_WAIT_LOOKS": 2,  # a process's waiters looking at once (services/watch.py)
 }
 
 
