@@ -239,7 +239,7 @@ def run(url: str, turns: int, warmup: int, timers: Timers, sa: Any, profile: int
         print(f"  {count / turns:5.2f}  {statement_wall[key] / count * 1000:6.3f}  {key}")
     if profiler:
         print(f"cProfile (its overhead included), the {profile} functions of most own time:")
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(profile)
+        pstats.Stats(profiler).sort_stats(os.environ.get("PROFILE_SORT", "tottime")).print_stats(os.environ.get("PROFILE_FILTER", ""), profile)
     report_storage(admin, schema, sa)
 
 

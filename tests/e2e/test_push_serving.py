@@ -2,8 +2,9 @@
 long-polling at once hold neither the database pool nor the workers. A turn goes through while
 they wait, and a move in their game then wakes every one of them. On SQLite and PostgreSQL.
 
-Two gunicorn workers with a pool of 5 (+10 overflow) connections each: had a waiter held a
-connection or a thread, the turn would queue behind 200 of them for the whole of their wait.
+Two gunicorn workers, each with its pool and its gate sized by dos_server/serving.py, and again
+with a gate of one request: had a waiter held a connection or a slot of the gate, the turn would
+queue behind 200 of them for the whole of their wait.
 """
 
 from __future__ import annotations
@@ -47,13 +48,15 @@ def ok(port: int, method: str, path: str, body: Any = None, token: str | None = 
     return answer
 
 
-@pytest.fixture
-def served(db_url: str, tmp_path: Path) -> Iterator[int]:
+@pytest.fixture(params=[None, "1"], ids=["product-gate", "gate-of-one"])
+def served(db_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[int]:
     """gunicorn as ``make run`` and the Procfile start it, on this test's migrated database."""
     dispose(build_app(db_url))
     port = free_port()
     env = {**os.environ, "PYTHONPATH": PYTHONPATH, "DATABASE_URL": db_url, "SECRET_KEY": SECRET,
            "DOS_RATELIMIT_ENABLED": "false", "WEB_CONCURRENCY": "2"}
+    if request.param is not None:
+        env["DOS_REQUESTS_AT_ONCE"] = request.param
     log = tmp_path / "gunicorn.log"
     with log.open("w") as out:
         process = subprocess.Popen(
