@@ -238,8 +238,10 @@ def run(url: str, turns: int, warmup: int, timers: Timers, sa: Any, profile: int
     for key, count in statements.most_common():
         print(f"  {count / turns:5.2f}  {statement_wall[key] / count * 1000:6.3f}  {key}")
     if profiler:
-        print(f"cProfile (its overhead included), the {profile} functions of most own time:")
-        pstats.Stats(profiler).sort_stats(os.environ.get("PROFILE_SORT", "tottime")).print_stats(os.environ.get("PROFILE_FILTER", ""), profile)
+        print(f"cProfile (its overhead included), the first {profile} functions:")
+        order = os.environ.get("PROFILE_SORT", "tottime")  # or cumulative, ...
+        shown = os.environ.get("PROFILE_FILTER", "")  # a pattern of file names, or all
+        pstats.Stats(profiler).sort_stats(order).print_stats(shown, profile)
     report_storage(admin, schema, sa)
 
 

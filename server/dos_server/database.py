@@ -2,7 +2,8 @@
 
 SQLite: WAL journal, a busy timeout, and ``BEGIN IMMEDIATE`` for write transactions so two
 writers queue on the database lock instead of failing at commit; under gevent the queueing is
-done in Python, so that a waiting writer never stops the other requests of its process.
+done in Python, outside the process's gate, so that a waiting writer never stops the other
+requests of its process.
 PostgreSQL: the game row is locked with ``SELECT ... FOR UPDATE`` by the services, every
 writer in the one order that services/locks.py sets out (so that none deadlocks).
 """
@@ -70,7 +71,7 @@ def _begin_immediate_cooperatively(connection: Any, timeout: float) -> None:
     so this is the one place a write waits."""
     from sqlalchemy.exc import OperationalError
 
-    from dos_server import metrics
+    from dos_server import metrics, serving
 
     ends = time.monotonic() + timeout
     pause = 0.001
@@ -88,6 +89,9 @@ def _begin_immediate_cooperatively(connection: Any, timeout: float) -> None:
             if not waiting:
                 waiting = True
                 metrics.SQLITE_WRITE_WAITS.inc()
+                # A writer waiting here holds no slot of the process's gate: the reads
+                # behind it go on (dos_server/serving.py).
+                serving.leave_gate()
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
     finally:

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 from e2e_server import SERVE, running_gunicorn
 from prometheus_client.parser import text_string_to_metric_families
@@ -26,8 +27,13 @@ def waits(url: str) -> float:
                for sample in family.samples if sample.name == "dos_sqlite_write_waits")
 
 
-def test_a_writer_waiting_for_the_lock_does_not_stop_the_others(tmp_path: Path) -> None:
+@pytest.mark.parametrize("gate", [None, "1"], ids=["product-gate", "gate-of-one"])
+def test_a_writer_waiting_for_the_lock_does_not_stop_the_others(tmp_path: Path,
+                                                                 gate: str | None) -> None:
+    """Also with a gate of one request (dos_server/serving.py): the waiting writer leaves it."""
     extra = {"DOS_METRICS_TOKEN": TOKEN, "DOS_SQLITE_BUSY_TIMEOUT_SECONDS": "60"}
+    if gate is not None:
+        extra["DOS_REQUESTS_AT_ONCE"] = gate
     with running_gunicorn(tmp_path, lambda port: [
             str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "1",
             "--graceful-timeout", "5", "dos_server.wsgi:app"], extra) as server:
