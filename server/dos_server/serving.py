@@ -52,6 +52,17 @@ class Gate:
                 return
             turn = threading.Event()
             self._queue.append(turn)
+        try:
+            self._wait_for(turn)
+        except BaseException:  # interrupted while queued (a killed greenlet): no slot is lost
+            with self._lock:
+                if turn in self._queue:
+                    self._queue.remove(turn)
+                    raise
+            self.leave()  # it was handed over meanwhile: to the next one
+            raise
+
+    def _wait_for(self, turn: threading.Event) -> None:
         turn.wait()  # the slot is handed over by :meth:`leave`
 
     def leave(self) -> None:

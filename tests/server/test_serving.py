@@ -119,3 +119,40 @@ def test_no_gate_when_switched_off(make_app: Callable[..., Flask]) -> None:
     app = make_app(REQUESTS_AT_ONCE=0)
     assert "dos_gate" not in app.extensions
     assert app.test_client().get("/api/ping").status_code == 200
+
+
+class Stop(BaseException):
+    """What kills a queued request (a greenlet's GreenletExit, say)."""
+
+
+class InterruptedGate(serving.Gate):
+    def _wait_for(self, turn: threading.Event) -> None:
+        raise Stop
+
+
+def test_a_request_interrupted_while_queued_takes_no_slot_with_it() -> None:
+    gate = InterruptedGate(1)
+    gate.enter()
+    with pytest.raises(Stop):
+        gate.enter()
+    assert gate.waiting == 0
+    gate.leave()
+    assert gate.inside == 0  # the slot came back, not handed to the interrupted one
+    gate.enter()
+    assert gate.inside == 1
+
+
+class HandedOverThenInterruptedGate(serving.Gate):
+    def _wait_for(self, turn: threading.Event) -> None:
+        self.leave()  # the holder leaves: the slot goes to this waiter...
+        assert turn.is_set()
+        raise Stop  # ...which is killed before it could use it
+
+
+def test_a_slot_handed_to_an_interrupted_request_goes_on_to_the_next() -> None:
+    gate = HandedOverThenInterruptedGate(1)
+    gate.enter()
+    with pytest.raises(Stop):
+        gate.enter()
+    assert gate.waiting == 0
+    assert gate.inside == 0
