@@ -197,7 +197,9 @@ def committer(backend: str, url: str) -> tuple[Callable[[str], None], Callable[[
             pg.commit()
 
         return commit_pg, pg.close
-    lite = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=60, isolation_level=None)
+    # Made here, used by herd()'s thread only.
+    lite = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=60, isolation_level=None,
+                           check_same_thread=False)
     lite.execute("PRAGMA busy_timeout = 60000")
 
     def commit_sqlite(game_id: str) -> None:
