@@ -19,11 +19,12 @@ What wakes a waiter:
 Waiters come second to ordinary requests. At most ``WEB_WAIT_LOOKS`` of a process's waiters
 work at once (fewer than its pool has connections); the others queue for a turn. A turn runs
 from a waiter's look to the end of its request, so it covers the read and the making of the
-answer, and it is given up while the waiter parks. Under gevent a turn also begins only when
-the worker's loop has nothing else to run: the loop runs what is ready in arrival order, so a
-move that wakes hundreds of waiters (or hundreds of long-polls asked again at once) would
-otherwise put each database round trip of a turn or a read arriving meanwhile behind hundreds
-of answers. A read without ``wait`` is an ordinary request and takes no turn.
+answer, and it is given up while the waiter parks. Under gevent a turn also begins only after
+the worker's loop has looked at its sockets again: the loop runs a chain of greenlets woken by
+one another (a turn handed from waiter to waiter) without looking, so a move that wakes
+hundreds of waiters (or hundreds of long-polls asked again at once) would otherwise put each
+database round trip of a turn or a read arriving meanwhile behind hundreds of answers. A read
+without ``wait`` is an ordinary request and takes no turn.
 """
 
 from __future__ import annotations
@@ -179,18 +180,25 @@ def _take_turn() -> None:
         return
     _looks().acquire()
     setattr(g, _TURN, True)
-    _when_idle()
+    _next_round()
 
 
-def _when_idle() -> None:
-    """Under gevent, wait until the worker's loop has nothing else ready (no socket or database
-    answer, no woken greenlet): turns passed from waiter to waiter need no round trip, and
-    would otherwise run one answer after another while a request's database answer waits."""
+def _next_round() -> None:
+    """Under gevent, wait until the worker's loop has looked at its sockets again: what became
+    ready meanwhile (a request's database answer) runs in the same round as this waiter, not
+    after every waiter the turn is handed to."""
     monkey = sys.modules.get("gevent.monkey")  # imported by the worker that patched
     if monkey is not None and monkey.is_module_patched("threading"):
         import gevent  # type: ignore[import-untyped]
 
-        gevent.idle()
+        hub = gevent.get_hub()
+        waiter = gevent.hub.Waiter()
+        # After the loop's next look at its sockets; the idle watcher keeps that look from
+        # blocking when nothing else is ready.
+        with hub.loop.check() as after_poll, hub.loop.idle() as idle:
+            after_poll.start(waiter.switch, None)
+            idle.start(waiter.switch, None)
+            waiter.get()
 
 
 def _give_turn(_error: BaseException | None = None) -> None:
