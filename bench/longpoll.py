@@ -24,7 +24,9 @@ request timed on its own. Phases of ``--seconds``, taken in turn (``--rounds`` t
   asked again (``after`` = the answer's ``next_after``).
 
 For each phase and request kind: p50, p99 and the worst latency, and the ratio to the baseline
-of the same run. Errors (a status >= 500, a reset connection) are counted. Figures go to
+of the same run; for the herd, how long each long-poll's answer came after the commit of a row
+it carries (the rows hold their commit's wall-clock time: waiters come second, but promptly).
+Errors (a status >= 500, a reset connection) are counted. Figures go to
 ``bench/results/longpoll-<backend>.json`` (git-ignored).
 """
 
@@ -94,7 +96,7 @@ def figures(values: Sequence[float]) -> dict[str, float]:
 
 
 async def _poller(port: int, game_id: str, after: int, asked: list[int],
-                  answered: list[int]) -> None:
+                  answered: list[int], delays: list[float]) -> None:
     """Long-polls the game's events with ``wait=60``, again and again, following ``next_after``."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     first = True
@@ -111,18 +113,23 @@ async def _poller(port: int, game_id: str, after: int, asked: list[int],
                           if line.lower().startswith(b"content-length:"))
             body = json.loads(await reader.readexactly(length))
             answered[0] += 1
+            now = time.time()  # the herd's rows carry their commit's wall-clock time
+            delays += [now - e["data"]["bench_at"] for e in body.get("events", ())
+                       if isinstance(e.get("data"), dict) and "bench_at" in e["data"]]
             after = int(body.get("next_after", after))
     finally:
         writer.close()
 
 
 def _poll_process(port: int, targets: list[tuple[str, int]], ready: Any, stop: Any,
-                  answers: Any) -> None:
+                  answers: Any, delays_to: str) -> None:
     async def main() -> None:
         asked, answered = [0], [0]
+        delays: list[float] = []
         tasks = []
         for game_id, after in targets:
-            tasks.append(asyncio.create_task(_poller(port, game_id, after, asked, answered)))
+            tasks.append(asyncio.create_task(_poller(port, game_id, after, asked, answered,
+                                                     delays)))
             await asyncio.sleep(0)  # let it connect before the next (no SYN burst)
         while asked[0] < len(targets):
             await asyncio.sleep(0.05)
@@ -134,6 +141,7 @@ def _poll_process(port: int, targets: list[tuple[str, int]], ready: Any, stop: A
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         answers.value = answered[0]
+        Path(delays_to).write_text(json.dumps(delays))
 
     asyncio.run(main())
 
@@ -144,16 +152,25 @@ def read_latency(client: Any, game: Any) -> float:
     return time.perf_counter() - t0
 
 
+@dataclass
+class Polls:
+    answers: Any  # a shared count of the answers so far
+    delays: list[float]  # from each herd row's commit to its answer: filled once they stop
+
+
 @contextlib.contextmanager
-def parked_polls(port: int, targets: list[tuple[str, int]], probe: Any) -> Iterator[Any]:
+def parked_polls(port: int, targets: list[tuple[str, int]], probe: Any) -> Iterator[Polls]:
     """The polls, asked by one process, once the server has parked them all: every request is
-    sent, then reads of ``probe`` are back to their usual speed. Yields the count of answers."""
+    sent, then reads of ``probe`` are back to their usual speed."""
     client = bs.Http(port)
     usual = percentile([read_latency(client, probe) for _ in range(20)], 0.50)
     context = mp.get_context("spawn")
     ready, stop = context.Event(), context.Event()
     answers = context.Value("i", 0)
-    process = context.Process(target=_poll_process, args=(port, targets, ready, stop, answers),
+    polls = Polls(answers, [])
+    delays_to = Path(tempfile.mkdtemp()) / "delays.json"
+    process = context.Process(target=_poll_process,
+                              args=(port, targets, ready, stop, answers, str(delays_to)),
                               daemon=True)
     process.start()
     t0 = time.perf_counter()
@@ -165,12 +182,16 @@ def parked_polls(port: int, targets: list[tuple[str, int]], probe: Any) -> Itera
     print(f"    {len(targets)} polls parked in {time.perf_counter() - t0:.1f} s", flush=True)
     client.close()
     try:
-        yield answers
+        yield polls
     finally:
         stop.set()
         process.join(30)
         if process.is_alive():
             process.kill()
+        if delays_to.exists():
+            polls.delays += json.loads(delays_to.read_text())
+            delays_to.unlink()
+        delays_to.parent.rmdir()
 
 
 # -- waking every poll: one commit per game --------------------------------------------------
@@ -181,7 +202,9 @@ def committer(backend: str, url: str) -> tuple[Callable[[str], None], Callable[[
     with the ``NOTIFY`` the server's write path sends (PostgreSQL)."""
     insert = (f"INSERT INTO game_events ({bs.EVENT_COLUMNS}) VALUES ({{0}}, {{0}}, {{0}}, 0, "
               "'action', {0}, NULL, CURRENT_TIMESTAMP)")
-    data = json.dumps({"action": "draw"})
+    def data() -> str:
+        return json.dumps({"action": "draw", "bench_at": time.time()})
+
     if backend == "postgresql":
         import psycopg
 
@@ -191,20 +214,22 @@ def committer(backend: str, url: str) -> tuple[Callable[[str], None], Callable[[
             row = pg.execute("SELECT next_seq, version FROM games WHERE id = %s FOR UPDATE",
                              (game_id,)).fetchone()
             assert row is not None
-            pg.execute(insert.format("%s"), (game_id, row[0], row[1], data))
+            pg.execute(insert.format("%s"), (game_id, row[0], row[1], data()))
             pg.execute("UPDATE games SET next_seq = next_seq + 1 WHERE id = %s", (game_id,))
             pg.execute("SELECT pg_notify('dos_games', %s)", (game_id,))
             pg.commit()
 
         return commit_pg, pg.close
-    lite = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=60, isolation_level=None)
+    # Made here, used by herd()'s thread only.
+    lite = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=60, isolation_level=None,
+                           check_same_thread=False)
     lite.execute("PRAGMA busy_timeout = 60000")
 
     def commit_sqlite(game_id: str) -> None:
         lite.execute("BEGIN IMMEDIATE")
         row = lite.execute("SELECT next_seq, version FROM games WHERE id = ?",
                            (game_id,)).fetchone()
-        lite.execute(insert.format("?"), (game_id, row[0], row[1], data))
+        lite.execute(insert.format("?"), (game_id, row[0], row[1], data()))
         lite.execute("UPDATE games SET next_seq = next_seq + 1 WHERE id = ?", (game_id,))
         lite.execute("COMMIT")
 
@@ -329,6 +354,7 @@ def run_backend(backend: str, settings: Settings, pg_url: str) -> dict[str, Any]
             pooled: dict[str, dict[str, list[float]]] = {
                 phase: {kind: [] for kind in KINDS} for phase in PHASES}
             errors = dict.fromkeys(PHASES, 0)
+            herd_delays: list[float] = []
             number = 0
             for _round in range(settings.rounds):
                 for phase in PHASES:
@@ -337,8 +363,8 @@ def run_backend(backend: str, settings: Settings, pg_url: str) -> dict[str, Any]
                     if phase == "baseline":
                         measured = drive_phase(port, games, settings.seconds, number)
                     else:
-                        with parked_polls(port, targets, poll_games[0]) as answers:
-                            before = answers.value
+                        with parked_polls(port, targets, poll_games[0]) as polls:
+                            before = polls.answers.value
                             if phase == "parked":
                                 measured = drive_phase(port, games, settings.seconds, number)
                             else:
@@ -346,7 +372,13 @@ def run_backend(backend: str, settings: Settings, pg_url: str) -> dict[str, Any]
                                           settings.herd_every) as wakes:
                                     measured = drive_phase(port, games, settings.seconds, number)
                                 note = f", {wakes[0]} wakes"
-                            note += f", {answers.value - before} polls answered"
+                            note += f", {polls.answers.value - before} polls answered"
+                        if phase == "herd":
+                            herd_delays += polls.delays
+                            shown_delays = figures(polls.delays)
+                            out[f"phase{number}_poll_answers"] = shown_delays
+                            note += (f"; poll answers from the commit: p50 "
+                                     f"{shown_delays['p50_ms']} ms, max {shown_delays['max_ms']} ms")
                     errors[phase] += measured.errors
                     shown = {kind: figures(measured.latencies[kind]) for kind in KINDS}
                     out[f"phase{number}_{phase}"] = {**shown, "errors": measured.errors}
@@ -368,6 +400,7 @@ def run_backend(backend: str, settings: Settings, pg_url: str) -> dict[str, Any]
         mine = out[phase]["all"]
         out[f"{phase}_ratios"] = {q: round(mine[q] / base[q], 3)
                                   for q in ("p50_ms", "p99_ms", "max_ms")}
+    out["herd_poll_answers"] = figures(herd_delays)
     print(f"{backend}: ordinary requests (all kinds), p50 / p99 / max in ms")
     for phase in PHASES:
         shown = out[phase]
@@ -379,6 +412,9 @@ def run_backend(backend: str, settings: Settings, pg_url: str) -> dict[str, Any]
         for kind in KINDS:
             print(f"      {kind:>8}: {shown[kind]['p50_ms']} / {shown[kind]['p99_ms']} / "
                   f"{shown[kind]['max_ms']}")
+    answered = out["herd_poll_answers"]
+    print(f"  herd's long-polls, from a commit to its answer: {answered['p50_ms']} / "
+          f"{answered['p99_ms']} / {answered['max_ms']} ({answered['count']} answers)")
     return out
 
 

@@ -7,17 +7,20 @@ tests set the polling backstop to an hour, so only a wake-up can answer them bef
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
+from flask import Flask, request
 from flask.testing import FlaskClient
+from flask.typing import ResponseReturnValue
 from server_helpers import assert_problem, auth, create, join, stored_secrets
 
 from dos_server.extensions import db
@@ -248,6 +251,120 @@ def test_woken_waiters_look_a_few_at_a_time_and_share_their_reads(
     assert looking["most"] <= 2
     assert first_looks < 20
     assert looking["reads"] - first_looks - 1 < 20  # less the plain read just above
+
+
+def test_a_woken_waiter_answers_in_its_turn_and_a_plain_read_takes_none(
+        make_app: Callable[..., Flask], backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """WEB_WAIT_LOOKS bounds the waiters at work, not only their reads: a turn lasts from the
+    look to the end of the request, its answer made (under gevent that answer is CPU that an
+    ordinary request would queue behind). A read without ``wait`` is an ordinary request: it
+    never queues for a turn."""
+    app = make_app(**NO_POLL, WEB_WAIT_LOOKS=1)
+    listening(app, backend)
+    woken = threading.Event()  # set once every waiter is parked: later looks follow the move
+    holding = threading.Event()  # the first answer is made and holds its turn...
+    release = threading.Event()  # ...until this
+    counting = threading.Lock()
+    work = {"now": 0, "most": 0, "answers": 0}
+    history_body = read.history_body
+
+    def counted(*args: Any) -> dict[str, Any]:
+        if woken.is_set() and request.args.get("wait"):
+            with counting:
+                work["now"] += 1
+                work["most"] = max(work["most"], work["now"])
+        return history_body(*args)
+
+    @app.after_request
+    def answered(response: ResponseReturnValue) -> ResponseReturnValue:
+        if woken.is_set() and request.args.get("wait"):
+            with counting:
+                work["now"] -= 1
+                work["answers"] += 1
+                first = work["answers"] == 1
+            if first:
+                holding.set()
+                release.wait(90)
+        return response
+
+    monkeypatch.setattr(read, "history_body", counted)
+    table = Table(app)
+    last = table.last()
+    # A limit each: no two waiters share a read, each one looks by itself.
+    waiters = [Waiter(lambda limit=limit: app.test_client().get(
+        f"/api/games/{table.id}/events?after={last}&limit={limit}&wait=60",
+        headers=auth(table.tokens[0]))) for limit in range(101, 107)]
+    for waiter in waiters:
+        waiter.start()
+    parked(table.id, len(waiters))
+    woken.set()
+    try:
+        table.draw()
+        assert holding.wait(90), "no waiter answered the move"
+        plain = Waiter(lambda: app.test_client().get(f"/api/games/{table.id}/events?after={last}",
+                                                     headers=auth(table.tokens[0])))
+        plain.start()
+        plain.join(90)  # a bound for a broken build: it waited for the turn held above
+        assert not plain.is_alive(), "a read without wait queued for a waiter's turn"
+        expected = plain.answer["events"]
+        assert expected
+        with counting:
+            assert work["answers"] == 1  # the others wait for the turn the first still holds
+    finally:
+        release.set()
+    for waiter in waiters:
+        waiter.join(90)
+        assert waiter.answer["events"] == expected
+    assert work == {"now": 0, "most": 1, "answers": len(waiters)}
+
+
+GEVENT_TURNS = """
+from gevent import monkey; monkey.patch_all()
+import json, socket, sys
+import gevent, gevent.socket
+from testkit import build_app
+from dos_server.services import watch
+
+app = build_app(sys.argv[1], migrate=False, WEB_WAIT_LOOKS=1)
+order = []
+
+def waiter():
+    with app.app_context():  # a request's: its end gives the turn back
+        watch.wait_until("g1", lambda: order.append("waiter"), lambda _: True, 60)
+
+def ordinary():
+    # Round trips through the loop's look at its sockets, as a request's database answers are:
+    # its socket is readable every time, and each wait still goes through the loop.
+    mine, theirs = socket.socketpair()
+    theirs.sendall(b"x" * 10)
+    for _ in range(10):
+        gevent.socket.wait_read(mine.fileno())
+        mine.recv(1)
+        order.append("ordinary")
+
+greenlets = [gevent.spawn(waiter) for _ in range(50)] + [gevent.spawn(ordinary)]
+gevent.joinall(greenlets, raise_error=True)
+print(json.dumps(order))
+"""
+
+
+def test_under_gevent_a_waiters_turn_waits_for_the_loops_next_round(tmp_path: Path) -> None:
+    """gevent runs a chain of greenlets woken by one another before it looks at its sockets:
+    turns handed from waiter to waiter, with no round trip to pause them, would run fifty
+    answers between two database round trips of an ordinary request. A turn begins after the
+    loop's next look at its sockets, so the request's steps and the waiters take turns."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([PYTHONPATH, str(ROOT / "tests")]),
+           "SECRET_KEY": SECRET}
+    ran = subprocess.run([sys.executable, "-c", GEVENT_TURNS,
+                          f"sqlite:///{tmp_path / 'turns.sqlite'}"],
+                         check=True, env=env, cwd=ROOT, timeout=120, capture_output=True,
+                         text=True)
+    order = json.loads(ran.stdout.splitlines()[-1])
+    assert order.count("waiter") == 50
+    assert order.count("ordinary") == 10
+    last = len(order) - 1 - order[::-1].index("ordinary")
+    runs = "".join("w" if step == "waiter" else "o" for step in order[:last]).split("o")
+    assert max(len(run) for run in runs) <= 2  # one round each, and one before it began
 
 
 @pytest.mark.parametrize("query", [

@@ -16,24 +16,28 @@ What wakes a waiter:
   look again about every ``WEB_WAIT_POLL_SECONDS`` (each interval drawn from 0.5-1.5 times it,
   so that waiters woken together do not all look together again and again).
 
-Waiters come second to ordinary requests: at most ``WEB_WAIT_LOOKS`` of a process's waiters
-look at once (and always fewer than its pool has connections), the others queue for their
-turn. When a move wakes hundreds of waiters, or hundreds of long-polls are asked again at once,
-their reads go through a few at a time, and a turn or a read of the game that arrives meanwhile
-finds a connection and the CPU free instead of queueing behind every one of them.
+Waiters come second to ordinary requests. At most ``WEB_WAIT_LOOKS`` of a process's waiters
+work at once (fewer than its pool has connections); the others queue for a turn. A turn runs
+from a waiter's look to the end of its request, so it covers the read and the making of the
+answer, and it is given up while the waiter parks. Under gevent a turn also begins only after
+the worker's loop has looked at its sockets again: the loop runs a chain of greenlets woken by
+one another (a turn handed from waiter to waiter) without looking, so a move that wakes
+hundreds of waiters (or hundreds of long-polls asked again at once) would otherwise put each
+database round trip of a turn or a read arriving meanwhile behind hundreds of answers. A read
+without ``wait`` is an ordinary request and takes no turn.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, cast
 
-from flask import current_app
+from flask import current_app, g
 from sqlalchemy import Update, event, func
 from sqlalchemy.orm import Session
 
@@ -45,6 +49,7 @@ from dos_server.services import access
 CHANNEL = "dos_games"
 CHANGED = "dos_changed_games"  # Session.info key: the game ids this transaction wrote
 _LOOKS = "dos_wait_looks"  # app.extensions key: the semaphore of :func:`_looks`
+_TURN = "dos_wait_turn"  # flask.g key: this app context holds a waiter's turn
 HEALTH_SECONDS = 30.0  # the listener checks its connection this often when nothing arrives
 log = logging.getLogger("dos_server.watch")
 
@@ -69,6 +74,8 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
     they asked); waiters of this process with the same key that are due to look at the same
     time share one read (its answer is shared too: nobody may change it).
     """
+    if timeout <= 0:  # a plain read: an ordinary request, with no turn to wait for
+        return look()
     deadline = time.monotonic() + timeout
     wake = threading.Event()
     with _lock:  # before the first look: a change after it always wakes us
@@ -83,6 +90,7 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
             listening = _listening()
             poll = float(current_app.config.get("WEB_WAIT_POLL_SECONDS", 1.0))
             poll *= random.uniform(0.5, 1.5)  # spreads the looks of many waiters
+            _give_turn()  # parked, it holds nothing
             with _lock:
                 _parked[game_id] = _parked.get(game_id, 0) + 1
             try:
@@ -96,6 +104,7 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
                     if not _parked[game_id]:
                         del _parked[game_id]
             if listening and not woken:
+                _take_turn()  # its answer, the last look, is made in turn
                 return result
             wake.clear()
             result = _look(look, key)
@@ -127,9 +136,10 @@ class _SharedLook:
 
 
 def _look(look: Callable[[], T], key: Hashable | None = None) -> T:
-    """A waiter's look, through the turnstile; with a ``key``, a read still queued with the
-    same key is joined instead of queueing another."""
+    """A waiter's look, in its turn (held on after it: see :func:`_take_turn`); with a ``key``,
+    a read still queued with the same key is joined instead of queueing another."""
     if key is None:
+        _take_turn()
         return _read(look)
     with _lock:
         shared = _shared.get(key)
@@ -138,16 +148,17 @@ def _look(look: Callable[[], T], key: Hashable | None = None) -> T:
             shared = _shared[key] = _SharedLook()
     if joined:
         shared.over.wait()
+        _take_turn()  # its answer is made in turn too
         if shared.answered:
             return cast(T, shared.answer)
         return _read(look)  # it failed: this waiter meets its own problem
     try:
-        with _looks():
-            with _lock:
-                shared.began = True
-            shared.answer = _read(look, turnstile=False)
-            shared.answered = True
-            return cast(T, shared.answer)
+        _take_turn()
+        with _lock:
+            shared.began = True
+        shared.answer = _read(look)
+        shared.answered = True
+        return cast(T, shared.answer)
     finally:
         with _lock:
             shared.began = True
@@ -156,17 +167,49 @@ def _look(look: Callable[[], T], key: Hashable | None = None) -> T:
         shared.over.set()
 
 
-def _read(look: Callable[[], T], turnstile: bool = True) -> T:
-    with _looks() if turnstile else contextlib.nullcontext():
-        try:
-            return look()
-        finally:
-            db.session.rollback()  # the connection goes back to the pool while we wait
-            db.session.close()
+def _read(look: Callable[[], T]) -> T:
+    try:
+        return look()
+    finally:
+        db.session.rollback()  # the connection goes back to the pool while we wait
+        db.session.close()
+
+
+def _take_turn() -> None:
+    """Wait for one of the waiters' turns and hold it until the waiter parks or its app
+    context (the request) ends, once its answer is made; a turn held already is kept."""
+    if g.get(_TURN):
+        return
+    _looks().acquire()
+    setattr(g, _TURN, True)
+    _next_round()
+
+
+def _next_round() -> None:
+    """Under gevent, wait until the worker's loop has looked at its sockets again: what became
+    ready meanwhile (a request's database answer) runs in the same round as this waiter, not
+    after every waiter the turn is handed to."""
+    monkey = sys.modules.get("gevent.monkey")  # imported by the worker that patched
+    if monkey is not None and monkey.is_module_patched("threading"):
+        import gevent  # type: ignore[import-untyped]
+
+        hub = gevent.get_hub()
+        waiter = gevent.hub.Waiter()
+        # After the loop's next look at its sockets; the idle watcher keeps that look from
+        # blocking when nothing else is ready.
+        with hub.loop.check() as after_poll, hub.loop.idle() as idle:
+            after_poll.start(waiter.switch, None)
+            idle.start(waiter.switch, None)
+            waiter.get()
+
+
+def _give_turn(_error: BaseException | None = None) -> None:
+    if g.pop(_TURN, False):
+        _looks().release()
 
 
 def _looks() -> threading.BoundedSemaphore:
-    """The app's turnstile for waiters' looks: ``WEB_WAIT_LOOKS`` at once, fewer than the
+    """The app's turnstile for waiters' turns: ``WEB_WAIT_LOOKS`` at once, fewer than the
     pool's connections (a pool without a size, SQLite's in memory, leaves it as it is)."""
     extensions = current_app.extensions
     turnstile: threading.BoundedSemaphore | None = extensions.get(_LOOKS)
@@ -210,9 +253,11 @@ def _wake_all() -> None:
 # -- what a transaction changed: NOTIFY (PostgreSQL), and this process's waiters at commit ----
 
 
-def init_app(_app: Any) -> None:
-    """Track the game rows each transaction writes (once per process: the events are global)."""
+def init_app(app: Any) -> None:
+    """Give a waiter's turn back when its request ends; track the game rows each transaction
+    writes (once per process: the events are global)."""
     global _registered
+    app.teardown_appcontext(_give_turn)
     with _lock:
         if _registered:
             return
