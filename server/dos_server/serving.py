@@ -8,7 +8,8 @@ that opens and closes connections beyond its size all the time).
 
 So a process works on at most ``REQUESTS_AT_ONCE`` requests; the others wait at a gate in the
 order they came (a slot goes straight to the longest waiter, never to a newcomer). A long-poll
-leaves the gate when it parks (:func:`leave_gate`), so parked and woken waiters hold no slot.
+leaves the gate when it begins to wait (:func:`leave_gate`): waiters have their own turns
+(``WEB_WAIT_LOOKS``, services/watch.py), and hold no slot.
 The pool keeps enough connections for every request inside the gate to hold two (its session's
 and a read or look of its own) plus the waiters' looks, and opens no more: :func:`pool_options`.
 """
@@ -23,7 +24,7 @@ from typing import Any
 
 from flask import Flask
 
-# The gate the current request is inside, if any (a long-poll leaves it when it parks).
+# The gate the current request is inside, if any (a long-poll leaves it when it begins to wait).
 _PASSED: ContextVar[Gate | None] = ContextVar("dos_gate_passed", default=None)
 
 StartResponse = Callable[..., Any]
@@ -86,7 +87,7 @@ class GatedApp:
 
     The slot is left when the app returns its response (a Flask view's work and its
     transaction are done by then; sending the body holds no slot), or earlier by a long-poll
-    that parks (:func:`leave_gate`).
+    that begins to wait (:func:`leave_gate`).
     """
 
     def __init__(self, app: WSGIApp, gate: Gate) -> None:
@@ -106,10 +107,10 @@ class GatedApp:
 
 
 def leave_gate() -> None:
-    """The request becomes a waiter (a long-poll about to park): its slot goes to the next
-    request now, and the rest of it runs outside the gate. Its reads are bounded by the
-    waiters' own turnstile (``WEB_WAIT_LOOKS``, services/watch.py), so a herd of woken waiters
-    does not queue in front of ordinary requests either."""
+    """The request becomes a waiter (a long-poll, or a writer waiting for SQLite's lock): its
+    slot goes to the next request now, and the rest of it runs outside the gate. A long-poll's
+    work is bounded by the waiters' own turns (``WEB_WAIT_LOOKS``, services/watch.py), so a
+    herd of waiters never fills the gate in front of ordinary requests."""
     gate = _PASSED.get()
     if gate is not None:
         _PASSED.set(None)

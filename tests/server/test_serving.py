@@ -15,6 +15,7 @@ from test_push import NO_POLL, Table, Waiter, listening, parked
 
 from dos_server import serving
 from dos_server.extensions import db
+from dos_server.services import watch
 
 
 def _until(condition: Callable[[], bool]) -> None:
@@ -156,3 +157,31 @@ def test_a_slot_handed_to_an_interrupted_request_goes_on_to_the_next() -> None:
         gate.enter()
     assert gate.waiting == 0
     assert gate.inside == 0
+
+
+def test_a_long_poll_waiting_for_its_turn_holds_no_slot(make_app: Callable[..., Flask],
+                                                        backend: str) -> None:
+    """Waiters have their own turns (WEB_WAIT_LOOKS): one queued for a turn has left the gate,
+    so a herd of long-polls never fills it in front of ordinary requests."""
+    app = make_app(REQUESTS_AT_ONCE=1, WEB_WAIT_LOOKS=1, **NO_POLL)
+    listening(app, backend)
+    table = Table(app)
+    last = table.last()
+    with app.app_context():
+        turns = watch._looks()
+    turns.acquire()  # the only turn, held: the long-poll below queues for it
+    try:
+        waiter = Waiter(lambda: app.test_client().get(
+            f"/api/games/{table.id}/events?after={last}&wait=60", headers=auth(table.tokens[0])))
+        waiter.start()
+        _until(lambda: bool(watch._waiters.get(table.id)))  # in its wait, queued for a turn
+        ping = Waiter(lambda: app.test_client().get("/api/ping"))
+        ping.start()
+        ping.join(60)
+        assert not ping.is_alive()  # answered while the poll still waits for its turn
+        assert waiter.is_alive()
+    finally:
+        turns.release()
+    table.draw()
+    waiter.join(90)
+    assert waiter.answer["events"][0]["seq"] == last + 1

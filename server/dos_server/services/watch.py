@@ -76,6 +76,9 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
     """
     if timeout <= 0:  # a plain read: an ordinary request, with no turn to wait for
         return look()
+    # A waiter's work is bounded by the waiters' turns, not by the process's gate (which is
+    # for ordinary requests: dos_server/serving.py): it holds no slot from here on.
+    serving.leave_gate()
     deadline = time.monotonic() + timeout
     wake = threading.Event()
     with _lock:  # before the first look: a change after it always wakes us
@@ -94,9 +97,7 @@ def wait_until(game_id: str, look: Callable[[], T], done: Callable[[T], bool],
             with _lock:
                 _parked[game_id] = _parked.get(game_id, 0) + 1
             try:
-                # With NOTIFY heard there is no need to look before we are woken. A waiter
-                # holds no slot of the process's gate (dos_server/serving.py).
-                serving.leave_gate()
+                # With NOTIFY heard there is no need to look before we are woken.
                 woken = wake.wait(left if listening else min(poll, left))
             finally:
                 with _lock:
