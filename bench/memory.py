@@ -10,8 +10,13 @@ Its own PostgreSQL database (``dos_memory_<pid>`` on ``--pg-url``, dropped at th
 and gunicorn started as ``make run`` and the Procfile do (``--config python:dos_server.gunicorn_conf``,
 gevent workers, ``WEB_CONCURRENCY`` of them). For each worker count:
 
-* idle: the resident set (RSS, and USS: the pages no other process shares) of the master and of
-  each worker once it has served a few requests (its imports are done, its pool is open);
+* idle: the resident set of the master and of each worker once it has served ``--turns`` turns
+  of two-person games (``GET .../actions`` and ``POST .../actions``, on new connections every 10
+  turns, so that every worker plays some) and a few long-polls (its imports are done, its pool
+  is open): RSS, which bench/peer.py adds up and which counts a
+  page the master shares with its workers (the interpreter, gunicorn, gevent) in each of them;
+  USS, the pages no other process shares; and PSS, each shared page divided among its sharers,
+  so that the processes' PSS add up to the memory they take together;
 * parked: ``--polls`` clients each long-poll ``GET /api/games/<id>/events?after=<newest>&wait=60``
   with a player's token (as bench/peer.py's memory phase does: the seats of ``polls / 5`` games
   of two people, one connection per client, from one asyncio process); once the server has
@@ -63,13 +68,13 @@ bs = _bench_server()
 
 
 def memory_of(pid: int) -> dict[str, int]:
-    """RSS and USS (private pages) of a process in bytes (zeros if it is gone)."""
-    out = {"rss": 0, "uss": 0}
+    """RSS, PSS and USS (private pages) of a process in bytes (zeros if it is gone)."""
+    out = {"rss": 0, "pss": 0, "uss": 0}
     with contextlib.suppress(OSError), open(f"/proc/{pid}/smaps_rollup") as rollup:
         for line in rollup:
             name, _, rest = line.partition(":")
-            if name == "Rss":
-                out["rss"] = int(rest.split()[0]) * 1024
+            if name in ("Rss", "Pss"):
+                out[name.lower()] = int(rest.split()[0]) * 1024
             elif name in ("Private_Clean", "Private_Dirty"):
                 out["uss"] += int(rest.split()[0]) * 1024
     return out
@@ -91,7 +96,8 @@ def total(snap: dict[str, Any], key: str = "rss") -> int:
 
 def show(label: str, snap: dict[str, Any]) -> None:
     workers = ", ".join(f"{w['rss'] / MIB:.1f} (USS {w['uss'] / MIB:.1f})" for w in snap["workers"])
-    print(f"  {label:>7}: total RSS {total(snap) / MIB:6.1f} MiB = master "
+    print(f"  {label:>7}: total RSS {total(snap) / MIB:6.1f} MiB (PSS {total(snap, 'pss') / MIB:.1f})"
+          f" = master "
           f"{snap['master']['rss'] / MIB:.1f} (USS {snap['master']['uss'] / MIB:.1f}) "
           f"+ workers {workers}", flush=True)
 
@@ -171,7 +177,7 @@ def newest(client: Any, game: Any, token: str) -> int:
     return int(client.ok("GET", f"/api/games/{game.id}/events?limit=1", token=token)["last"])
 
 
-def measure(url: str, workers: int, polls: int, log: Path) -> dict[str, Any]:
+def measure(url: str, workers: int, polls: int, turns: int, log: Path) -> dict[str, Any]:
     env = common.server_env(url)
     env.update({"DOS_RATELIMIT_ENABLED": "false", "WEB_CONCURRENCY": str(workers)})
     with common.gunicorn(["--config", SERVE], env, log, stop_timeout=30) as (port, process):
@@ -181,11 +187,21 @@ def measure(url: str, workers: int, polls: int, log: Path) -> dict[str, Any]:
         seats = [(game.id, seat.token, newest(client, game, seat.token))
                  for game in games for seat in game.seats.values()]
         targets = [seats[i % len(seats)] for i in range(polls)]
-        # Every worker serves a few of everything the polls ask before the idle figure.
+        # Every worker plays and serves a few of everything the polls ask before the idle figure.
+        played = bs.new_game(client, rng, bot=False)
+        for turn in range(turns):
+            if turn % 10 == 0:
+                client.close()
+                client = bs.Http(port)
+            if played.status != "active":
+                played = bs.new_game(client, rng, bot=False)
+            bs.play_step(client, played, rng)
         for _ in range(20 * workers):
             read_latency(client, games[0])
             client.ok("GET", f"/api/games/{games[0].id}/events?after=0&wait=1",
                       token=bs.any_token(games[0]))
+            client.close()
+            client = bs.Http(port)
         client.close()
         time.sleep(1)
         idle = snapshot(process.pid)
@@ -195,14 +211,16 @@ def measure(url: str, workers: int, polls: int, log: Path) -> dict[str, Any]:
         show("parked", parked)
     per_poll = (total(parked) - total(idle)) / polls if polls else 0.0
     print(f"  {per_poll / 1024:.1f} KiB of RSS per parked poll", flush=True)
-    return {"workers": workers, "polls": polls, "idle": idle, "parked": parked,
-            "idle_rss": total(idle), "parked_rss": total(parked), "per_poll_rss": per_poll}
+    return {"workers": workers, "polls": polls, "turns": turns, "idle": idle, "parked": parked,
+            "idle_rss": total(idle), "parked_rss": total(parked), "per_poll_rss": per_poll,
+            "idle_pss": total(idle, "pss"), "parked_pss": total(parked, "pss")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pg-url", default=bs.DEFAULT_PG_URL, help="PostgreSQL admin URL")
     parser.add_argument("--polls", type=int, default=1000, help="parked long-polls")
+    parser.add_argument("--turns", type=int, default=300, help="turns played before measuring")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
                         help="gunicorn worker counts, each measured in turn")
     args = parser.parse_args(argv)
@@ -215,14 +233,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             common.upgrade_schema(env)
             for workers in args.workers:
                 print(f"{workers} worker(s), {args.polls} polls:", flush=True)
-                out["runs"].append(measure(made.url, workers, args.polls, Path(tmp) / "g.log"))
+                out["runs"].append(measure(made.url, workers, args.polls, args.turns,
+                                           Path(tmp) / "g.log"))
     finally:
         drop()
     print("summary (RSS of master and workers together, MiB):")
     for run in out["runs"]:
         print(f"  {run['workers']} worker(s): {run['idle_rss'] / MIB:.1f} idle, "
               f"{run['parked_rss'] / MIB:.1f} with {run['polls']} parked polls "
-              f"({run['per_poll_rss'] / 1024:.1f} KiB each)")
+              f"({run['per_poll_rss'] / 1024:.1f} KiB each); PSS {run['idle_pss'] / MIB:.1f} "
+              f"and {run['parked_pss'] / MIB:.1f}")
     output = RESULTS_DIR / "memory.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(out, indent=2))
