@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
-from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy.orm import DeclarativeBase
 
@@ -16,7 +15,6 @@ class Base(DeclarativeBase):
 
 
 db = SQLAlchemy(model_class=Base)
-migrate = Migrate()
 api = ProblemApi()
 # Memory storage by default; RATELIMIT_STORAGE_URI=redis://... shares limits between processes.
 limiter = Limiter(key_func=get_remote_address)

@@ -30,9 +30,15 @@ def post_worker_init(worker: object) -> None:
     """Once the app is loaded: its objects (modules, the app, SQLAlchemy's metadata) live as
     long as the worker, so full garbage collections need not walk them again and again. Parked
     long-polls outlive the young generations, so full collections come more often than with
-    short requests only; each would otherwise pause every request of the worker."""
+    short requests only; each would otherwise pause every request of the worker.
+
+    The greenlet of each connection does not record who spawned it and from where (gevent's
+    ``track_greenlet_tree``, a debugging aid): about 1 KiB a parked long-poll."""
     import gc
 
+    import gevent  # type: ignore[import-untyped]
+
+    gevent.config.track_greenlet_tree = False
     gc.freeze()
 
 

@@ -15,11 +15,15 @@ import re
 import secrets
 import time
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from flask import Flask, Response, g, request
 from gunicorn.glogging import Logger as _GunicornBaseLogger  # type: ignore[import-untyped]
+
+# gunicorn's master imports this module for GunicornLogger: Flask is imported by init_logging,
+# in the workers, so that the master stays small (dos_server/__init__.py).
+if TYPE_CHECKING:
+    from flask import Flask, Response
 
 REDACTED = "[redacted]"
 _SECRET_PATTERNS = [
@@ -92,6 +96,8 @@ class GunicornLogger(_GunicornBaseLogger):  # type: ignore[misc]
 
 
 def init_logging(app: Flask) -> None:
+    from flask import g, request
+
     logger = logging.getLogger("dos_server")
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)

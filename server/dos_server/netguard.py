@@ -9,24 +9,18 @@ that embed such an IPv4 address). ``WEBHOOK_ALLOW_PRIVATE`` (``DOS_WEBHOOK_ALLOW
 lifts the address rule for development and tests.
 
 The check runs when the URL is set (:func:`check_webhook_url`) and again at delivery, where
-:class:`PinnedSession` resolves the name once, checks every address and connects to a checked
-one, keeping the name for ``Host`` and TLS (SNI and certificate), so a DNS answer that changes
-between the check and the connect cannot bypass it.
+``delivery.webhooks.PinnedSession`` resolves the name once, checks every address
+(:func:`resolve_public`) and connects to a checked one, keeping the name for ``Host`` and TLS
+(SNI and certificate), so a DNS answer that changes between the check and the connect cannot
+bypass it. This module needs only the standard library: the web process checks URLs, and only
+the notification worker, which delivers, imports requests and urllib3.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from typing import Any
 from urllib.parse import urlsplit
-
-import requests
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
-from urllib3.util import connection
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -136,67 +130,3 @@ def check_webhook_url(url: str, allow_private: bool) -> None:
     host, port = split_url(url)
     if not allow_private:
         resolve_public(host, port)
-
-
-# -- delivery: connect only to the address that was checked -----------------------------------
-
-
-def _connect_checked(conn: HTTPConnection) -> socket.socket:
-    """A connection's ``_new_conn``: resolve once, check every address, connect to one.
-
-    ``conn.host`` stays the name, so the ``Host`` header, SNI and certificate check use it.
-    """
-    addresses = resolve_public(conn.host, conn.port)  # UnsafeUrl passes through requests
-    error: OSError | None = None
-    for address in addresses:
-        try:
-            return connection.create_connection(
-                (str(address), conn.port), conn.timeout,
-                source_address=conn.source_address, socket_options=conn.socket_options)
-        except TimeoutError as failure:
-            raise ConnectTimeoutError(
-                conn, f"Connection to {conn.host} ({address}) timed out.") from failure
-        except OSError as failure:
-            error = failure
-    raise NewConnectionError(conn, f"Failed to establish a new connection to {conn.host}: "
-                                   f"{error}")
-
-
-class _PinnedHTTPConnection(HTTPConnection):
-    def _new_conn(self) -> socket.socket:
-        return _connect_checked(self)
-
-
-class _PinnedHTTPSConnection(HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        return _connect_checked(self)
-
-
-class _PinnedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _PinnedHTTPConnection
-
-
-class _PinnedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _PinnedHTTPSConnection
-
-
-class _PinnedAdapter(HTTPAdapter):
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _PinnedHTTPPool,
-                                                   "https": _PinnedHTTPSPool}
-
-
-class PinnedSession(requests.Session):
-    """A session that connects only to public addresses (see the module's docstring).
-
-    Proxy settings from the environment are ignored: through a proxy the address we check
-    would be the proxy's, not the receiver's.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.trust_env = False
-        adapter = _PinnedAdapter()
-        self.mount("http://", adapter)
-        self.mount("https://", adapter)

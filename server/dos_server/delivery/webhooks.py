@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -11,10 +12,79 @@ from urllib.parse import urlsplit
 
 import requests
 from flask import current_app
+from requests.adapters import HTTPAdapter
 from standardwebhooks.webhooks import Webhook
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+from urllib3.util import connection
 
 from dos_server import netguard
 from dos_server.delivery import DeliveryError
+
+# -- connecting only to the address that was checked (see dos_server/netguard.py) -------------
+
+
+def _connect_checked(conn: HTTPConnection) -> socket.socket:
+    """A connection's ``_new_conn``: resolve once, check every address, connect to one.
+
+    ``conn.host`` stays the name, so the ``Host`` header, SNI and certificate check use it.
+    """
+    addresses = netguard.resolve_public(conn.host, conn.port)  # UnsafeUrl passes through requests
+    error: OSError | None = None
+    for address in addresses:
+        try:
+            return connection.create_connection(
+                (str(address), conn.port), conn.timeout,
+                source_address=conn.source_address, socket_options=conn.socket_options)
+        except TimeoutError as failure:
+            raise ConnectTimeoutError(
+                conn, f"Connection to {conn.host} ({address}) timed out.") from failure
+        except OSError as failure:
+            error = failure
+    raise NewConnectionError(conn, f"Failed to establish a new connection to {conn.host}: "
+                                   f"{error}")
+
+
+class _PinnedHTTPConnection(HTTPConnection):
+    def _new_conn(self) -> socket.socket:
+        return _connect_checked(self)
+
+
+class _PinnedHTTPSConnection(HTTPSConnection):
+    def _new_conn(self) -> socket.socket:
+        return _connect_checked(self)
+
+
+class _PinnedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _PinnedHTTPConnection
+
+
+class _PinnedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _PinnedHTTPSConnection
+
+
+class _PinnedAdapter(HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _PinnedHTTPPool,
+                                                   "https": _PinnedHTTPSPool}
+
+
+class PinnedSession(requests.Session):
+    """A session that connects only to public addresses (see dos_server/netguard.py).
+
+    Proxy settings from the environment are ignored: through a proxy the address we check
+    would be the proxy's, not the receiver's.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trust_env = False
+        adapter = _PinnedAdapter()
+        self.mount("http://", adapter)
+        self.mount("https://", adapter)
+
 
 _SESSIONS: dict[tuple[int, bool], requests.Session] = {}
 
@@ -22,7 +92,7 @@ _SESSIONS: dict[tuple[int, bool], requests.Session] = {}
 def _session(allow_private: bool) -> requests.Session:
     """One keep-alive session per worker process (a new TCP connection per webhook costs).
 
-    Unless private addresses are allowed, it is a :class:`netguard.PinnedSession`: every new
+    Unless private addresses are allowed, it is a :class:`PinnedSession`: every new
     connection resolves the host once, refuses it unless every address is public, and
     connects to the address it checked (DNS that changed since the URL was set is caught).
     """
@@ -30,7 +100,7 @@ def _session(allow_private: bool) -> requests.Session:
     if key not in _SESSIONS:
         if not any(pid == key[0] for pid, _ in _SESSIONS):
             _SESSIONS.clear()  # a forked child does not share its parent's sockets
-        _SESSIONS[key] = requests.Session() if allow_private else netguard.PinnedSession()
+        _SESSIONS[key] = requests.Session() if allow_private else PinnedSession()
     return _SESSIONS[key]
 
 

@@ -9,7 +9,7 @@ games (OpenSkill's Plackett-Luce model, which rates 2-4 player finishing orders)
   changes no rating.
 - **Finishing order.** By final score, higher first (RULES.md 6.4); equal scores share a
   rank. Resigned and forfeited seats rank last, tied with each other, whatever their score.
-- **Model.** :data:`MODEL`, its parameters fixed here (OpenSkill's defaults, written out so
+- **Model.** :func:`model`, its parameters fixed here (OpenSkill's defaults, written out so
   a new release of the library does not move every rating). A new player starts at
   ``MU``/``SIGMA``. The number a person reads is :func:`shown`: the ordinal ``mu - 3 sigma``
   rounded to one decimal place (0.0 for a new player; it rises as the model grows sure).
@@ -26,11 +26,11 @@ games (OpenSkill's Plackett-Luce model, which rates 2-4 player finishing orders)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from openskill.models import PlackettLuce
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -43,14 +43,15 @@ from dos_server.models import GameRow, IdentityRow, RatingChangeRow, RatingRow, 
 from dos_server.services.words import _
 from dos_server.validation import clean_player_name
 
+if TYPE_CHECKING:
+    from openskill.models import PlackettLuce
+
 # The model's parameters, in one place (OpenSkill 6's defaults for Plackett-Luce).
 MU = 25.0
 SIGMA = MU / 3
 BETA = SIGMA / 2
 KAPPA = 0.0001
 TAU = MU / 300  # each game first widens sigma a little: ratings can keep moving
-MODEL = PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA, kappa=KAPPA, tau=TAU, limit_sigma=False,
-                     balance=False)
 MIN_PLAYERS = 2
 NAME_LOCK = 0x444F5352  # "DOSR": the advisory lock of player-name changes (PostgreSQL)
 RECENT = 20  # the changes a player's page lists
@@ -102,9 +103,19 @@ def finishing_order(game: GameRow, scores: Sequence[int], identities: set[str]) 
     return placed
 
 
+@functools.cache
+def model() -> PlackettLuce:
+    """The rating model, made (and openskill imported: 1 MiB) when a game is first rated."""
+    from openskill.models import PlackettLuce
+
+    return PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA, kappa=KAPPA, tau=TAU, limit_sigma=False,
+                        balance=False)
+
+
 def _rate(before: Sequence[tuple[float, float]], ranks: Sequence[int]) -> list[tuple[float, float]]:
-    teams = [[MODEL.rating(mu=mu, sigma=sigma)] for mu, sigma in before]
-    rated = MODEL.rate(teams, ranks=[float(rank) for rank in ranks])
+    rater = model()
+    teams = [[rater.rating(mu=mu, sigma=sigma)] for mu, sigma in before]
+    rated = rater.rate(teams, ranks=[float(rank) for rank in ranks])
     return [(team[0].mu, team[0].sigma) for team in rated]
 
 
@@ -350,7 +361,6 @@ def export(key: str) -> dict[str, Any]:
 
 __all__ = [
     "BETA",
-    "MODEL",
     "MU",
     "SIGMA",
     "TAU",
@@ -363,6 +373,7 @@ __all__ = [
     "forget",
     "game_changes",
     "leaderboard",
+    "model",
     "player",
     "rating_of",
     "rebuild",

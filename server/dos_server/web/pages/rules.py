@@ -9,7 +9,8 @@ client. Each section ``## 5.`` is ``id="rule-5"`` and each paragraph ``5.3`` is
 
 The text is converted by markdown-it in its CommonMark preset with HTML off: whatever the
 document holds is shown as text, never as markup. The documents do not change while the
-server runs, so each is converted once.
+server runs, so each is converted once; markdown-it is imported then, not with the app (most
+web workers never render the rules).
 """
 
 from __future__ import annotations
@@ -18,15 +19,17 @@ import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flask import render_template, url_for
 from flask_babel import get_locale
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 
 from dos_server.i18n import DEFAULT_LANGUAGE
 from dos_server.web.blueprint import bp
 from dos_server.web.forms import Page
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 _SECTION = re.compile(r"(\d+)\.(?= |$)")  # "## 5. Calling DOS": section 5
 _PARAGRAPH = re.compile(r"(\d+\.\d+)(?= )")  # "5.3 Calling DOS when ...": paragraph 5.3
@@ -69,6 +72,8 @@ def rules_document(language: str) -> tuple[Path, str]:
 def render_rules(text: str) -> str:
     """A rules document as HTML: CommonMark with HTML off (the document's ``<`` is text),
     each ``## N.`` heading and ``N.M`` paragraph with its anchor and its number a link to it."""
+    from markdown_it import MarkdownIt
+
     markdown = MarkdownIt("commonmark", {"html": False})
     tokens = markdown.parse(_HANGING.sub("", text))
     for index, token in enumerate(tokens[:-1]):
@@ -89,6 +94,8 @@ def render_rules(text: str) -> str:
 
 def _link_the_number(inline: Token, number: str, anchor: str) -> None:
     """Make the leading ``number`` of an inline token a link to its own ``anchor``."""
+    from markdown_it.token import Token
+
     children = inline.children or []
     if not children or children[0].type != "text" or not children[0].content.startswith(number):
         return
