@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import importlib.util
 import math
 import os
 import secrets
@@ -19,6 +20,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"  # git-ignored
@@ -129,3 +131,25 @@ def proc_stat(pid: str) -> tuple[int, float] | None:
     except OSError:
         return None
     return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_server() -> Any:
+    """bench/server.py as a module (its HTTP client, games and database helpers), loaded once."""
+    loaded = sys.modules.get("bench_server")
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location("bench_server", ROOT / "bench" / "server.py")
+    assert spec
+    assert spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_server"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_latency(client: Any, game: Any) -> float:
+    """Seconds for one read of ``game``'s state (a bench_server client and game)."""
+    t0 = time.perf_counter()
+    client.ok("GET", f"/api/games/{game.id}", token=bench_server().any_token(game))
+    return time.perf_counter() - t0
+

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import json
 import multiprocessing as mp
 import platform
@@ -51,25 +50,14 @@ from pathlib import Path
 from typing import Any
 
 import common
-from common import RESULTS_DIR, ROOT, percentile
+from common import RESULTS_DIR, percentile
 
 SERVE = "python:dos_server.gunicorn_conf"  # the Makefile's GUNICORN_CONF, the Procfile's --config
 KINDS = ("game", "actions", "turn")
 PHASES = ("baseline", "parked", "herd")
 
 
-def _bench_server() -> Any:
-    """bench/server.py (its HTTP client, games and database helpers)."""
-    spec = importlib.util.spec_from_file_location("bench_server", ROOT / "bench" / "server.py")
-    assert spec
-    assert spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_server"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bs = _bench_server()
+bs = common.bench_server()
 
 
 @dataclass(frozen=True)
@@ -151,12 +139,6 @@ def _poll_process(port: int, targets: list[tuple[str, int]], ready: Any, stop: A
     asyncio.run(main())
 
 
-def read_latency(client: Any, game: Any) -> float:
-    t0 = time.perf_counter()
-    client.ok("GET", f"/api/games/{game.id}", token=bs.any_token(game))
-    return time.perf_counter() - t0
-
-
 @dataclass
 class Polls:
     answers: Any  # a shared count of the answers so far
@@ -168,7 +150,7 @@ def parked_polls(port: int, targets: list[tuple[str, int]], probe: Any) -> Itera
     """The polls, asked by one process, once the server has parked them all: every request is
     sent, then reads of ``probe`` are back to their usual speed."""
     client = bs.Http(port)
-    usual = percentile([read_latency(client, probe) for _ in range(20)], 0.50)
+    usual = percentile([common.read_latency(client, probe) for _ in range(20)], 0.50)
     context = mp.get_context("spawn")
     ready, stop = context.Event(), context.Event()
     answers = context.Value("i", 0)
@@ -183,7 +165,7 @@ def parked_polls(port: int, targets: list[tuple[str, int]], probe: Any) -> Itera
         raise bs.ServerError("the polls did not all connect")
     fast = 0
     while fast < 10 and time.perf_counter() - t0 < 120:
-        fast = fast + 1 if read_latency(client, probe) < 2 * usual else 0
+        fast = fast + 1 if common.read_latency(client, probe) < 2 * usual else 0
     print(f"    {len(targets)} polls parked in {time.perf_counter() - t0:.1f} s", flush=True)
     client.close()
     try:

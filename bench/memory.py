@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import json
 import multiprocessing as mp
 import os
@@ -50,18 +49,7 @@ SERVE = "python:dos_server.gunicorn_conf"  # the Makefile's GUNICORN_CONF, the P
 MIB = 2**20
 
 
-def _bench_server() -> Any:
-    """bench/server.py (its HTTP client, games and database helpers)."""
-    spec = importlib.util.spec_from_file_location("bench_server", common.ROOT / "bench" / "server.py")
-    assert spec
-    assert spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_server"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bs = _bench_server()
+bs = common.bench_server()
 
 
 # -- /proc ------------------------------------------------------------------------------------
@@ -136,18 +124,12 @@ def _poll_process(port: int, targets: list[tuple[str, str, int]], ready: Any, st
     asyncio.run(main())
 
 
-def read_latency(client: Any, game: Any) -> float:
-    t0 = time.perf_counter()
-    client.ok("GET", f"/api/games/{game.id}", token=bs.any_token(game))
-    return time.perf_counter() - t0
-
-
 @contextlib.contextmanager
 def parked_polls(port: int, targets: list[tuple[str, str, int]], probe: Any) -> Iterator[None]:
     """The polls, once the server has parked them all: every request is sent, reads of
     ``probe`` are back to their usual speed, and a moment more for the last to settle."""
     client = bs.Http(port)
-    usual = sorted(read_latency(client, probe) for _ in range(20))[10]
+    usual = sorted(common.read_latency(client, probe) for _ in range(20))[10]
     context = mp.get_context("spawn")
     ready, stop = context.Event(), context.Event()
     process = context.Process(target=_poll_process, args=(port, targets, ready, stop), daemon=True)
@@ -158,7 +140,7 @@ def parked_polls(port: int, targets: list[tuple[str, str, int]], probe: Any) -> 
             raise bs.ServerError("the polls did not all connect")
         fast = 0
         while fast < 10 and time.perf_counter() - t0 < 120:
-            fast = fast + 1 if read_latency(client, probe) < 2 * usual else 0
+            fast = fast + 1 if common.read_latency(client, probe) < 2 * usual else 0
         time.sleep(2)
         print(f"  {len(targets)} polls parked in {time.perf_counter() - t0:.1f} s", flush=True)
         yield
@@ -197,7 +179,7 @@ def measure(url: str, workers: int, polls: int, turns: int, log: Path) -> dict[s
                 played = bs.new_game(client, rng, bot=False)
             bs.play_step(client, played, rng)
         for _ in range(20 * workers):
-            read_latency(client, games[0])
+            common.read_latency(client, games[0])
             client.ok("GET", f"/api/games/{games[0].id}/events?after=0&wait=1",
                       token=bs.any_token(games[0]))
             client.close()

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import json
 import multiprocessing as mp
 import platform
@@ -52,24 +51,13 @@ from pathlib import Path
 from typing import Any
 
 import common
-from common import RESULTS_DIR, ROOT, percentile
+from common import RESULTS_DIR, percentile
 
 RESULTS = RESULTS_DIR / "push.json"
 SERVE = "python:dos_server.gunicorn_conf"  # the Makefile's GUNICORN_CONF, the Procfile's --config
 
 
-def _bench_server() -> Any:
-    """bench/server.py (its HTTP client, games, database and gunicorn helpers)."""
-    spec = importlib.util.spec_from_file_location("bench_server", ROOT / "bench" / "server.py")
-    assert spec
-    assert spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_server"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bs = _bench_server()
+bs = common.bench_server()
 
 
 @dataclass(frozen=True)
@@ -154,19 +142,13 @@ def _idle_process(port: int, paths: list[str], ready: Any, stop: Any) -> None:
     asyncio.run(main())
 
 
-def read_latency(client: Any, game: Any) -> float:
-    t0 = time.perf_counter()
-    client.ok("GET", f"/api/games/{game.id}", token=bs.any_token(game))
-    return time.perf_counter() - t0
-
-
 @contextlib.contextmanager
 def idle_waiters(port: int, paths: list[str], probe: Any) -> Iterator[None]:
     """``paths`` long-polled by one process, each on its own connection, once the server has
     parked them: every request is sent, then reads of ``probe`` are back to their usual speed
     (each waiter's first look is a history read: a thousand take the server a while)."""
     client = bs.Http(port)
-    usual = percentile([read_latency(client, probe) for _ in range(20)], 0.50)
+    usual = percentile([common.read_latency(client, probe) for _ in range(20)], 0.50)
     context = mp.get_context("spawn")
     ready, stop = context.Event(), context.Event()
     process = context.Process(target=_idle_process, args=(port, paths, ready, stop), daemon=True)
@@ -176,7 +158,7 @@ def idle_waiters(port: int, paths: list[str], probe: Any) -> Iterator[None]:
         raise bs.ServerError("the idle waiters did not all connect")
     fast = 0
     while fast < 10 and time.perf_counter() - t0 < 120:
-        fast = fast + 1 if read_latency(client, probe) < 2 * usual else 0
+        fast = fast + 1 if common.read_latency(client, probe) < 2 * usual else 0
     print(f"    {len(paths)} idle waiters parked in {time.perf_counter() - t0:.1f} s", flush=True)
     client.close()
     try:
