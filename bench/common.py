@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import importlib.util
+import json
 import math
 import os
 import secrets
@@ -152,4 +153,11 @@ def read_latency(client: Any, game: Any) -> float:
     t0 = time.perf_counter()
     client.ok("GET", f"/api/games/{game.id}", token=bench_server().any_token(game))
     return time.perf_counter() - t0
+
+
+def write_results(output: Path, results: Any) -> None:
+    """Write a bench's figures as JSON (the results folder is git-ignored) and say where."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=2))
+    print(f"written to {output}")
 

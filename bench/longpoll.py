@@ -423,9 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for backend in backends:
         out = run_backend(backend, settings, args.pg_url)
         output = RESULTS_DIR / f"longpoll-{backend}.json"
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(out, indent=2))
-        print(f"written to {output}")
+        common.write_results(output, out)
     return 0
 
 

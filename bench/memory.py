@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import multiprocessing as mp
 import os
 import platform
@@ -226,9 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"({run['per_poll_rss'] / 1024:.1f} KiB each); PSS {run['idle_pss'] / MIB:.1f} "
               f"and {run['parked_pss'] / MIB:.1f}")
     output = RESULTS_DIR / "memory.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(out, indent=2))
-    print(f"written to {output}")
+    common.write_results(output, out)
     return 0
 
 

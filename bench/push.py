@@ -352,9 +352,7 @@ def run(settings: Settings, pg_url: str, output: Path) -> dict[str, Any]:
             client.close()
     finally:
         drop()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(out, indent=2))
-    print(f"written to {output}")
+    common.write_results(output, out)
     return out
 
 

@@ -20,6 +20,7 @@ from flask import Flask
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
+from dos_server import serving
 from dos_server.extensions import db
 
 _WRITE = contextvars.ContextVar("dos_write_transaction", default=False)
@@ -30,7 +31,9 @@ def configure_engine(app: Flask) -> None:
     if engine.dialect.name != "sqlite":
         return
     busy_seconds = float(app.config["SQLITE_BUSY_TIMEOUT_SECONDS"])
-    cooperative = _gevent_patched()
+    # Under greenlets SQLite's own busy wait sleeps in C and would stop every greenlet of the
+    # process, long-polls and reads with it.
+    cooperative = serving.runs_greenlets()
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -54,16 +57,6 @@ def configure_engine(app: Flask) -> None:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def _gevent_patched() -> bool:
-    """This process runs greenlets (gunicorn's gevent workers): SQLite's own busy wait sleeps
-    in C and would stop every greenlet of the process, long-polls and reads with it."""
-    try:
-        from gevent import monkey  # type: ignore[import-untyped]
-    except ImportError:
-        return False
-    return bool(monkey.is_module_patched("time"))
-
-
 def _begin_immediate_cooperatively(connection: Any, timeout: float) -> None:
     """``BEGIN IMMEDIATE``, retried while another writer holds the database (SQLITE_BUSY at
     once, busy_timeout being 0): ``time.sleep`` is gevent's there, so the other greenlets run
@@ -71,7 +64,7 @@ def _begin_immediate_cooperatively(connection: Any, timeout: float) -> None:
     so this is the one place a write waits."""
     from sqlalchemy.exc import OperationalError
 
-    from dos_server import metrics, serving
+    from dos_server import metrics
 
     ends = time.monotonic() + timeout
     pause = 0.001

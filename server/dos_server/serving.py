@@ -17,12 +17,14 @@ and a read or look of its own) plus the waiters' looks, and opens no more: :func
 from __future__ import annotations
 
 import collections
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
 
 from flask import Flask
+from sqlalchemy.engine import make_url
 
 # The gate the current request is inside, if any (a long-poll leaves it when it begins to wait).
 _PASSED: ContextVar[Gate | None] = ContextVar("dos_gate_passed", default=None)
@@ -117,6 +119,14 @@ def leave_gate() -> None:
         gate.leave()
 
 
+def runs_greenlets() -> bool:
+    """This process runs greenlets: gevent patched the standard library (gunicorn's gevent
+    workers), so ``threading`` and ``time.sleep`` are cooperative. gevent is not imported here
+    for the question: a process that never imported it runs none."""
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and bool(monkey.is_module_patched("threading"))
+
+
 def requests_at_once(config: dict[str, Any]) -> int:
     return max(1, int(config["REQUESTS_AT_ONCE"]))
 
@@ -135,8 +145,8 @@ def configure(app: Flask) -> None:
     """Before the database is bound: the pool's size (unless the configuration sets one), and
     the gate around the app (``REQUESTS_AT_ONCE`` 0 turns it off)."""
     options = dict(app.config.get("SQLALCHEMY_ENGINE_OPTIONS") or {})
-    uri = str(app.config["SQLALCHEMY_DATABASE_URI"])
-    in_memory = uri.startswith("sqlite") and (":memory:" in uri or uri.rstrip("/") == "sqlite:")
+    url = make_url(str(app.config["SQLALCHEMY_DATABASE_URI"]))
+    in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
     if not in_memory and "pool_size" not in options and "poolclass" not in options:
         options.update(pool_options(app.config))
     app.config["SQLALCHEMY_ENGINE_OPTIONS"] = options

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -191,8 +190,7 @@ def _next_round() -> None:
     """Under gevent, wait until the worker's loop has looked at its sockets again: what became
     ready meanwhile (a request's database answer) runs in the same round as this waiter, not
     after every waiter the turn is handed to."""
-    monkey = sys.modules.get("gevent.monkey")  # imported by the worker that patched
-    if monkey is not None and monkey.is_module_patched("threading"):
+    if serving.runs_greenlets():
         import gevent  # type: ignore[import-untyped]
 
         hub = gevent.get_hub()
