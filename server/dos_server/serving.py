@@ -128,7 +128,7 @@ def runs_greenlets() -> bool:
 
 
 def requests_at_once(config: dict[str, Any]) -> int:
-    return max(1, int(config["REQUESTS_AT_ONCE"]))
+    return int(config["REQUESTS_AT_ONCE"])
 
 
 def pool_options(config: dict[str, Any]) -> dict[str, Any]:
@@ -142,15 +142,17 @@ def pool_options(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def configure(app: Flask) -> None:
-    """Before the database is bound: the pool's size (unless the configuration sets one), and
-    the gate around the app (``REQUESTS_AT_ONCE`` 0 turns it off)."""
+    """Before the database is bound: the gate around the app and the pool's size from it
+    (unless the configuration sets one); ``REQUESTS_AT_ONCE`` 0 turns both off."""
     options = dict(app.config.get("SQLALCHEMY_ENGINE_OPTIONS") or {})
     url = make_url(str(app.config["SQLALCHEMY_DATABASE_URI"]))
     in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
-    if not in_memory and "pool_size" not in options and "poolclass" not in options:
+    gated = int(app.config["REQUESTS_AT_ONCE"]) > 0
+    # Without a gate nothing bounds the requests in progress: SQLAlchemy's own pool stays.
+    if gated and not in_memory and "pool_size" not in options and "poolclass" not in options:
         options.update(pool_options(app.config))
     app.config["SQLALCHEMY_ENGINE_OPTIONS"] = options
-    if int(app.config["REQUESTS_AT_ONCE"]) > 0:
+    if gated:
         gate = Gate(requests_at_once(app.config))
         app.extensions["dos_gate"] = gate
         app.wsgi_app = GatedApp(app.wsgi_app, gate)  # type: ignore[method-assign]

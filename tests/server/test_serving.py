@@ -116,6 +116,14 @@ def test_a_pool_set_in_the_configuration_is_kept(make_app: Callable[..., Flask])
         assert db.engine.pool.size() == 4  # type: ignore[attr-defined]
 
 
+def test_no_gate_keeps_sqlalchemys_pool(make_app: Callable[..., Flask]) -> None:
+    """Without the gate nothing bounds the requests in progress: a pool without overflow,
+    sized for the gate, would make them queue (or time out) for a connection."""
+    app = make_app(REQUESTS_AT_ONCE=0)
+    with app.app_context():
+        assert db.engine.pool._max_overflow > 0  # type: ignore[attr-defined]
+
+
 def test_no_gate_when_switched_off(make_app: Callable[..., Flask]) -> None:
     app = make_app(REQUESTS_AT_ONCE=0)
     assert "dos_gate" not in app.extensions
