@@ -18,8 +18,10 @@ light fixed rate (8 matches at 2 moves a second each).
 
 One load generator serves both (``bench/peer_js/load.js``, one Node process per phase; each
 match is one loop that makes one move at a time). The games differ as the servers do: ours plays
-real DOS turns (two people; ``GET .../actions`` then ``POST .../actions`` with a random legal
-action; the POST is the move), boardgame.io a counter game (one ``increment`` over its socket
+real DOS turns (two people; ``POST .../actions`` with a random legal action is the move; the
+seat to move asks ``GET .../actions`` first only when the turn has just passed to it, since the
+answer to a move holds the mover's next legal actions while its turn goes on, as the table page
+and ``dos-client`` use them), boardgame.io a counter game (one ``increment`` over its socket
 transport). What an acknowledgement waits for: ours answers the POST once the move is committed;
 boardgame.io sends its ``update`` to the client first and writes to PostgreSQL after, so its
 acknowledgement comes before its move is stored; its request-to-stored latency runs from the
@@ -132,10 +134,12 @@ class Served:
                     backends.append(pid)
         return own, backends
 
-    def cpu(self) -> dict[str, float]:
-        """CPU seconds so far of each server process and backend, by pid."""
+    def cpu(self) -> dict[tuple[str, str], float]:
+        """CPU seconds so far of each server process and backend, by ("server" or "database",
+        pid)."""
         own, backends = self.processes()
-        return {pid: (proc_stat(pid) or (0, 0.0))[1] for pid in own + backends}
+        return {(kind, pid): (proc_stat(pid) or (0, 0.0))[1]
+                for kind, pids in (("server", own), ("database", backends)) for pid in pids}
 
     def rss(self) -> int:
         """The server processes' resident set sizes together, in bytes."""
@@ -160,11 +164,15 @@ class CpuMeter:
         while not self.done.wait(self.every):
             self.last.update(self.served.cpu())
 
-    def stop(self) -> float:
+    def stop(self) -> tuple[float, float]:
+        """CPU seconds used by (the server processes, their PostgreSQL backends)."""
         self.done.set()
         self.thread.join()
         self.last.update(self.served.cpu())
-        return sum(value - self.start.get(pid, 0.0) for pid, value in self.last.items())
+        used = {"server": 0.0, "database": 0.0}
+        for (kind, pid), value in self.last.items():
+            used[kind] += value - self.start.get((kind, pid), 0.0)
+        return used["server"], used["database"]
 
 
 def create_database(admin_url: str, name: str) -> str:
@@ -296,7 +304,7 @@ class Phase:
     stored: int
     acked: int
     seconds: float
-    server_cpu: float
+    server_cpu: float  # the server processes and their PostgreSQL backends
     client_cpu: float
     resent: int
     errors: dict[str, int]
@@ -304,6 +312,8 @@ class Phase:
     stored_ms: list[float] = field(repr=False)  # request to stored (ours: the same)
     unstored: int = 0  # boardgame.io: acknowledged moves whose write it never noted
     sessions: int = 0  # PostgreSQL connections closed during the phase (opened and closed)
+    listed: int = 0  # ours: GET .../actions asked during the phase
+    database_cpu: float = 0.0  # the PostgreSQL backends' share of server_cpu
 
     @property
     def per_second(self) -> float:
@@ -327,16 +337,35 @@ def phase(node_dir: Path, served: Served, url: str, kind: str, processes: int, n
         load.say("go")
         result = load.line("result")
         after = stored_moves(probe, served.name)  # boardgame.io's last writes land first
-        cpu = meter.stop()
+        server_cpu, database_cpu = meter.stop()
         opened = sessions(probe) - opened
         probe.close()
     finally:
         load.close()
     return Phase(served.name, kind, processes, number, after - before, result["acked"],
-                 result["elapsed"], cpu, result["client_cpu"], result["resent"],
+                 result["elapsed"], server_cpu + database_cpu, result["client_cpu"], result["resent"],
                  result["errors"], result["latencies"],
                  result.get("stored_latencies", result["latencies"]) if served.name == "bgio"
-                 else result["latencies"], result.get("unstored", 0), opened)
+                 else result["latencies"], result.get("unstored", 0), opened,
+                 listed=result.get("listed", 0), database_cpu=database_cpu)
+
+
+def phase_line(done: Phase) -> str:
+    """A phase's figures on one line."""
+    per_1000 = 1000 / max(1, done.stored)
+    parts = [f"{done.per_second:7.1f} stored moves/s ({done.stored} stored, {done.acked} "
+             f"acknowledged), to stored p50 {percentile(done.stored_ms, 0.5):6.1f} ms, "
+             f"p99 {percentile(done.stored_ms, 0.99):6.1f} ms, "
+             f"ack p50 {percentile(done.latencies_ms, 0.5):6.1f} ms, "
+             f"CPU {done.server_cpu * per_1000:5.2f} s/1,000 "
+             f"(PostgreSQL {done.database_cpu * per_1000:4.2f})"]
+    if done.listed:
+        parts.append(f"GET .../actions {done.listed / max(1, done.acked):.2f} a move")
+    for label, value in (("resent", done.resent), ("unstored", done.unstored),
+                         ("new connections", done.sessions), ("errors", done.errors)):
+        if value:
+            parts.append(f"{label} {value}")
+    return ", ".join(parts)
 
 
 def idle_memory(node_dir: Path, served: Served, count: int) -> dict[str, Any]:
@@ -392,17 +421,7 @@ def run_processes(node_dir: Path, tmp: Path, admin_url: str, processes: int,
                         done = phase(node_dir, served[server], urls[server], kind, processes,
                                      number, settings)
                         phases.append(done)
-                        print(f"  round {number + 1} {kind:4} {server:4}: "
-                              f"{done.per_second:7.1f} stored moves/s "
-                              f"({done.stored} stored, {done.acked} acknowledged), "
-                              f"to stored p50 {percentile(done.stored_ms, 0.5):6.1f} ms, "
-                              f"p99 {percentile(done.stored_ms, 0.99):6.1f} ms, "
-                              f"ack p50 {percentile(done.latencies_ms, 0.5):6.1f} ms, "
-                              f"CPU {done.server_cpu * 1000 / max(1, done.stored):5.2f} s"
-                              f"/1,000{', resent ' + str(done.resent) if done.resent else ''}"
-                              f"{', unstored ' + str(done.unstored) if done.unstored else ''}"
-                              f"{', new connections ' + str(done.sessions) if done.sessions else ''}"
-                              f"{', errors ' + str(done.errors) if done.errors else ''}",
+                        print(f"  round {number + 1} {kind:4} {server:4}: {phase_line(done)}",
                               flush=True)
             for server in SERVERS:
                 memory.append(idle_memory(node_dir, served[server], settings.idle))
@@ -439,6 +458,8 @@ def summary(phases: list[Phase], memory: list[dict[str, Any]],
                     "p50_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99),
                     "ack_p50_ms": percentile(acks, 0.5), "ack_p99_ms": percentile(acks, 0.99),
                     "cpu_seconds_per_1000": sum(p.server_cpu for p in mine) * 1000 / max(1, stored),
+                    "database_cpu_seconds_per_1000":
+                        sum(p.database_cpu for p in mine) * 1000 / max(1, stored),
                     "stored": stored, "acknowledged": sum(p.acked for p in mine),
                 }
             ratios = {key: (figures["dos"][key] / figures["bgio"][key]

@@ -90,10 +90,17 @@ async function dosGame(port) {
   return game;
 }
 
+// A game's answer as its seat sees it: when that seat is still to move, its view holds the
+// seat's legal actions, and its client moves again without asking for them (as the table page
+// and dos-client do); when the turn passes, the next seat's client asks (GET .../actions).
 function dosRefresh(game, body) {
+  const before = game.current;
   game.version = body.version;
   game.status = body.status;
   game.current = body.view ? body.view.current : -1;
+  const view = body.view;
+  game.legal = view && view.seat === before && view.current === before && body.status === 'active'
+    && view.legal_actions && view.legal_actions.length ? view.legal_actions : null;
 }
 
 async function dosMatch(port, stats, until, interval) {
@@ -105,17 +112,22 @@ async function dosMatch(port, stats, until, interval) {
     if (interval) { const wait = next - now(); if (wait > 0) await sleep(wait); next += interval; if (now() >= until()) break; }
     if (game.status !== 'active') { game = await dosGame(port); stats.replaced += 1; }
     const token = game.tokens[game.current];
-    const listed = await request(port, 'GET', `/api/games/${game.id}/actions`, undefined, token);
-    if (listed.status !== 200 || !listed.body.your_turn || !listed.body.actions.length) {
-      stats.errors[`actions ${listed.status}`] = (stats.errors[`actions ${listed.status}`] || 0) + 1;
-      dosRefresh(game, await ok(port, 'GET', `/api/games/${game.id}`, undefined, token));
-      continue;
+    let legal = game.legal;  // the mover's next actions, from the answer to its last move
+    if (!legal) {
+      const listed = await request(port, 'GET', `/api/games/${game.id}/actions`, undefined, token);
+      if (listed.status !== 200 || !listed.body.your_turn || !listed.body.actions.length) {
+        stats.errors[`actions ${listed.status}`] = (stats.errors[`actions ${listed.status}`] || 0) + 1;
+        dosRefresh(game, await ok(port, 'GET', `/api/games/${game.id}`, undefined, token));
+        continue;
+      }
+      stats.listed += 1;
+      legal = listed.body.actions.map((listedAction) => listedAction.action);
+      game.version = listed.body.version;
     }
-    const actions = listed.body.actions;
-    const choice = actions[Math.floor(Math.random() * actions.length)].action;
+    const choice = legal[Math.floor(Math.random() * legal.length)];
     const t0 = now();
     const r = await request(port, 'POST', `/api/games/${game.id}/actions`,
-      { version: listed.body.version, actions: [choice] }, token);
+      { version: game.version, actions: [choice] }, token);
     const t1 = now();
     if (r.status === 200) {
       stats.latencies.push(t1 - t0);
@@ -252,7 +264,7 @@ async function main() {
   // A fixed rate's matches start spread over one interval, not all at once.
   let started = 0;
   const offset = (interval) => (interval ? (started++ / matches) * interval : 0);
-  const stats = { offset, latencies: [], stored_latencies: [], sent: new Map(), acked: 0, resent: 0, replaced: 0, ready: 0, errors: {},
+  const stats = { offset, latencies: [], stored_latencies: [], sent: new Map(), acked: 0, resent: 0, replaced: 0, listed: 0, ready: 0, errors: {},
                   go: new Promise((r) => { release = r; }) };
   let end = Infinity;
   const until = () => end;

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from flask_babel import gettext as _
+from sqlalchemy import insert
 
 from dos_engine import Game, redact
 from dos_engine.wording import describe
@@ -112,7 +113,7 @@ def enqueue(
     occurrence = key or f"v{game.version}"
     data = data or {}
     chosen = list(seats)
-    count = 0
+    rows: list[dict[str, Any]] = []
     for seat in chosen:
         if "email" not in channels or not wants(seat, "email", event):
             continue
@@ -121,9 +122,9 @@ def enqueue(
         if event == "your_turn" and seat.public_id in _ANSWERED.get():
             continue  # the email the seat is getting now already says it is its turn
         payload = email_payload(game, seat, state, event, data)
-        add_row(game.id, [seat.index], "email", seat.email or "", event,
-             f"{game.id}:{occurrence}:{event}:email:{seat.index}", payload, due)
-        count += 1
+        rows.append(outbox_row(game.id, [seat.index], "email", seat.email or "", event,
+                               f"{game.id}:{occurrence}:{event}:email:{seat.index}", payload,
+                               due))
     by_url: dict[str, list[SeatRow]] = {}
     for seat in chosen:
         if "webhook" in channels and wants(seat, "webhook", event):
@@ -140,20 +141,42 @@ def enqueue(
             "data": data,
             "secret": group[0].webhook_secret,
         }
-        add_row(game.id, [s.index for s in group], "webhook", url, event,
-             f"{game.id}:{occurrence}:{event}:webhook:{url}", payload, due)
-        count += 1
-    return count
+        rows.append(outbox_row(game.id, [s.index for s in group], "webhook", url, event,
+                               f"{game.id}:{occurrence}:{event}:webhook:{url}", payload, due))
+    write_outbox(rows)
+    return len(rows)
 
 
 def add_row(game_id: str | None, seats: list[int], channel: str, target: str, event: str,
             dedupe_key: str, payload: dict[str, Any], due: datetime | None = None) -> None:
     """One outbox row, due now (or at ``due``), with the id it keeps on every retry."""
-    db.session.add(NotificationRow(
-        game_id=game_id, seats=seats, channel=channel, target=target, event=event,
-        dedupe_key=dedupe_key[:512], message_id="msg_" + secrets.token_hex(12),
-        payload=payload, status="pending", attempts=0, next_attempt_at=due or utcnow(),
-    ))
+    write_outbox([outbox_row(game_id, seats, channel, target, event, dedupe_key, payload, due)])
+
+
+def outbox_row(game_id: str | None, seats: list[int], channel: str, target: str, event: str,
+               dedupe_key: str, payload: dict[str, Any],
+               due: datetime | None = None) -> dict[str, Any]:
+    """The columns of one outbox row (:func:`write_outbox` inserts it)."""
+    now = utcnow()
+    return {"game_id": game_id, "seats": seats, "channel": channel, "target": target,
+            "event": event, "dedupe_key": dedupe_key[:512],
+            "message_id": "msg_" + secrets.token_hex(12), "payload": payload,
+            "status": "pending", "attempts": 0, "next_attempt_at": due or now,
+            "created_at": now}
+
+
+_INSERT_OUTBOX = insert(NotificationRow.__table__)
+
+
+def write_outbox(rows: Sequence[dict[str, Any]]) -> None:
+    """Insert outbox rows in one statement, in the caller's transaction (none if there are
+    none). On the session's connection, like the history rows (``play.write_history``): the
+    unit of work would flush one object per row."""
+    if not rows:
+        return
+    if db.session.new:  # a row they refer to (a new game) may still be pending
+        db.session.flush()
+    db.session.connection().execute(_INSERT_OUTBOX, list(rows))
 
 
 def chosen_language(seat: SeatRow) -> str | None:
