@@ -84,7 +84,7 @@ from dos_engine.errors import (
 # InvalidStateError (now in errors.py), Bonus, Declaration and declare_match (now in matching.py)
 # lived here before; the "import X as X" lines keep them importable from here.
 from dos_engine.errors import InvalidStateError as InvalidStateError
-from dos_engine.events import Event, EventKind
+from dos_engine.events import Event, EventKind, deferred_event
 from dos_engine.matching import Bonus as Bonus
 from dos_engine.matching import Declaration as Declaration
 from dos_engine.matching import _canonical, mismatch_reason
@@ -1046,7 +1046,7 @@ class Game:
             self._hand_changed(seat)
         self.center_row.append(card)
         self.cr_matched.append(None)
-        events.append(Event(kind, seat, {"card": card.code, "position": len(self.center_row)}))
+        events.append(deferred_event(kind, seat, _placed_data, (card, len(self.center_row))))
 
     def _apply_match(self, action: Match, events: list[Event]) -> None:
         seat = self.current
@@ -1070,21 +1070,8 @@ class Game:
         self.matches += 1
         if declaration.bonus is not _NO_BONUS:
             self.bonuses += 1
-        events.append(
-            Event(
-                _MATCHED,
-                seat,
-                {
-                    "position": action.position,
-                    "target": target.code,
-                    "cards": [c.code for c in action.cards],
-                    # a copy: the memoized dict is shared by every match of these cards
-                    "declared": {**declared, "numbers": list(declaration.numbers),
-                                 "colours": list(declared["colours"])},
-                    "bonus": declared["bonus"],
-                },
-            )
-        )
+        events.append(deferred_event(_MATCHED, seat, _matched_data,
+                                     (action.position, target, cards, declared, declaration)))
         if declaration.bonus is _DOUBLE_COLOUR:
             count = len(self.players)
             for step in range(1, count):
@@ -1096,15 +1083,12 @@ class Game:
         card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
         self.drawn = card
         if card is None:
-            events.append(Event(_DREW, seat, {"count": 0, "reason": "draw"},
-                                {"cards": []}))
+            events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
             return
         self.hands[seat].append(card)
         if self.options.dos_call:
             self._hand_changed(seat)
-        events.append(
-            Event(_DREW, seat, {"count": 1, "reason": "draw"}, {"cards": [card.code]})
-        )
+        events.append(deferred_event(_DREW, seat, _drew_data, ((card,), "draw")))
 
     def _draw_into(self, seat: int, count: int, reason: str, events: list[Event]) -> None:
         drawn: list[Card] = []
@@ -1116,10 +1100,7 @@ class Game:
         self.hands[seat].extend(drawn)
         if drawn and self.options.dos_call:
             self._hand_changed(seat)
-        events.append(
-            Event(_DREW, seat, {"count": len(drawn), "reason": reason},
-                  {"cards": [c.code for c in drawn]})
-        )
+        events.append(deferred_event(_DREW, seat, _drew_data, (drawn, reason)))
 
     def _hand_changed(self, seat: int) -> None:
         """Printed DOS rule: a call protects, and exposure lasts, until the hand size changes."""
@@ -1170,9 +1151,7 @@ class Game:
                 self.discard_pile.extend(discarded)
                 self.center_row = kept
                 self.cr_matched = [None] * len(kept)
-                events.append(
-                    Event(_DISCARDED, None, {"cards": [c.code for c in discarded]})
-                )
+                events.append(deferred_event(_DISCARDED, None, _discarded_data, (discarded,)))
             if len(self.center_row) < 2:
                 self._refill(events, "refill")
             if self.bonuses and hand:
@@ -1210,10 +1189,7 @@ class Game:
             self.cr_matched.append(None)
             flipped.append(card)
         if flipped:
-            events.append(
-                Event(_CR_FLIPPED, None,
-                      {"cards": [c.code for c in flipped], "reason": reason})
-            )
+            events.append(deferred_event(_CR_FLIPPED, None, _flipped_data, (flipped, reason)))
 
     def _reset_turn(self) -> None:
         self.drawn = None
@@ -1565,6 +1541,40 @@ def _new_match(matches: list[Match | None], key: int, position: int,
                cards: tuple[Card, ...]) -> Match:
     match = matches[key] = Match(position, cards)
     return match
+
+
+# The data of the frequent events, made when an event is first read (events.deferred_event):
+# (data, secret) from what the event was made of.
+_EventData = tuple[dict[str, Any], dict[str, Any] | None]
+
+
+def _matched_data(position: int, target: Card, cards: tuple[Card, ...],
+                  declared: dict[str, Any], declaration: Declaration) -> _EventData:
+    return {
+        "position": position,
+        "target": target.code,
+        "cards": [c.code for c in cards],
+        # a copy: the memoized dict is shared by every match of these cards
+        "declared": {**declared, "numbers": list(declaration.numbers),
+                     "colours": list(declared["colours"])},
+        "bonus": declared["bonus"],
+    }, None
+
+
+def _drew_data(cards: Sequence[Card], reason: str) -> _EventData:
+    return {"count": len(cards), "reason": reason}, {"cards": [c.code for c in cards]}
+
+
+def _placed_data(card: Card, position: int) -> _EventData:
+    return {"card": card.code, "position": position}, None
+
+
+def _discarded_data(cards: list[Card]) -> _EventData:
+    return {"cards": [c.code for c in cards]}, None
+
+
+def _flipped_data(cards: list[Card], reason: str) -> _EventData:
+    return {"cards": [c.code for c in cards], "reason": reason}, None
 
 
 def start_game(
