@@ -16,11 +16,16 @@ import pytest
 
 from dos_engine import (
     Action,
+    Add,
     CallDos,
+    Card,
     Catch,
+    Draw,
     Game,
     GameRecord,
+    Match,
     Options,
+    Place,
     RandomStrategy,
     Strategy,
     View,
@@ -34,8 +39,11 @@ from dos_engine.search import (
     LEVELS,
     Level,
     SearchStrategy,
+    action_score,
     candidate_turns,
     determinize,
+    keep_score,
+    keeping_action,
     rollout_action,
     unseen_cards,
 )
@@ -243,12 +251,12 @@ def test_trivial_choices_need_no_search() -> None:
         bot(view, [])
 
 
-def test_candidate_turns_start_with_the_greedy_turn() -> None:
+def test_candidate_turns_start_with_the_keeping_turn() -> None:
     for game, seat in positions(2, Options(), "candidates", every=2)[:20]:
         turns = candidate_turns(game, seat, 12)
         assert 1 <= len(turns) <= 12
         assert len(set(turns)) == len(turns)
-        assert turns[0][0] == greedy(game.view(seat), game.legal_actions(seat))
+        assert turns[0][0] == keeping_action(game)
         for turn in turns:  # each one is playable from the position, as a whole turn or to a draw
             trial = game.copy()
             for action in turn:
@@ -271,3 +279,30 @@ def test_the_playout_policy_is_greedy(count: int, after_draw: str, dos_call: boo
     options = Options(after_draw="any" if after_draw == "any" else "drawn_card", dos_call=dos_call)
     for game, seat in positions(count, options, f"policy-{count}-{after_draw}-{dos_call}", 1):
         assert rollout_action(game) == greedy(game.view(seat), game.legal_actions(seat))
+
+
+@pytest.mark.parametrize(("count", "after_draw", "dos_call"), COMBINATIONS)
+def test_the_keeping_policy_is_greedy_without_wild_cards(
+    count: int, after_draw: str, dos_call: bool
+) -> None:
+    options = Options(after_draw="any" if after_draw == "any" else "drawn_card", dos_call=dos_call)
+    differed = 0
+    for game, seat in positions(count, options, f"keeping-{count}-{after_draw}-{dos_call}", 1):
+        greedy_choice = rollout_action(game)
+        if not any(card.is_wild for card in game.hands[seat]):
+            assert keeping_action(game) == greedy_choice
+        differed += keeping_action(game) != greedy_choice
+    assert differed < 40
+
+
+def test_the_keeping_score_spends_wild_cards_last() -> None:
+    row = [Card.from_code("R5"), Card.from_code("B7")]
+    wild, five, dos = Card.from_code("Y#"), Card.from_code("G5"), Card.from_code("W2")
+    by_wild, by_five = Match(1, (wild,)), Match(1, (five,))
+    assert action_score(row, by_wild) > action_score(row, by_five)  # greedy sheds the 40 points
+    assert keep_score(row, by_wild, 5) < keep_score(row, by_five, 5) < 1_000 + 100
+    assert keep_score(row, by_wild, 5) > action_score(row, Draw())  # still better than a draw
+    assert keep_score(row, by_wild, 2) == action_score(row, by_wild)  # it takes the hand out
+    assert keep_score(row, Add(wild), 3) < keep_score(row, Add(five), 3)
+    assert keep_score(row, Place(dos), 3) < keep_score(row, Place(five), 3)
+    assert keep_score(row, Place(dos), 1) == action_score(row, Place(dos))
