@@ -155,9 +155,7 @@ def _seed_material(view: View, level: Level, seed: str) -> str:
 
 def _fallback(view: View, legal: Sequence[Action]) -> Action:
     """The keeping policy's choice (the search does not play a position it could not rebuild)."""
-    row = [slot.card for slot in view.center_row]
-    held = len(view.hand or ())
-    return max(legal, key=lambda action: keep_score(row, action, held))
+    return _keeping_choice([slot.card for slot in view.center_row], legal, len(view.hand or ()))
 
 
 def _successive_halving(
@@ -452,16 +450,12 @@ def rollout_action(game: Game) -> Action:
 
 def keeping_action(game: Game) -> Action:
     """The keeping policy of the search's own seat in playouts, for the player to move."""
-    legal = game.legal_actions()
-    row = game.center_row
-    held = len(game.hands[game.current])
-    best = legal[0]
-    best_score = -(1 << 30)
-    for action in legal:
-        value = keep_score(row, action, held)
-        if value > best_score:
-            best, best_score = action, value
-    return best
+    return _keeping_choice(game.center_row, game.legal_actions(), len(game.hands[game.current]))
+
+
+def _keeping_choice(row: Sequence[Card], legal: Sequence[Action], held: int) -> Action:
+    """The first of ``legal`` with the best keeping score, for a hand of ``held`` cards."""
+    return max(legal, key=lambda action: keep_score(row, action, held))
 
 
 def evaluate(world: Game, turn: Sequence[Action], seat: int, level: Level) -> float:

@@ -4,6 +4,7 @@ SQLite: WAL journal, a busy timeout, and ``BEGIN IMMEDIATE`` for write transacti
 writers queue on the database lock instead of failing at commit; under gevent the queueing is
 done in Python, outside the process's gate, so that a waiting writer never stops the other
 requests of its process.
+Rows a move writes in bulk (history, outbox) go in with :func:`insert_rows`.
 PostgreSQL: the game row is locked with ``SELECT ... FOR UPDATE`` by the services, every
 writer in the one order that services/locks.py sets out (so that none deadlocks).
 """
@@ -12,12 +13,12 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import event
+from sqlalchemy import Insert, event
 from sqlalchemy.engine import Engine
 
 from dos_server import serving
@@ -90,6 +91,18 @@ def _begin_immediate_cooperatively(connection: Any, timeout: float) -> None:
     finally:
         if waiting:
             metrics.SQLITE_WRITE_WAITS.dec()
+
+
+def insert_rows(statement: Insert, rows: Sequence[dict[str, Any]]) -> None:
+    """Run an INSERT of ``rows`` (one statement; none if there are none) on the session's
+    connection, in its transaction. A row of this transaction still pending in the session (a
+    new game the rows refer to) is flushed first; ``Session.execute`` would instead flush every
+    change made so far, which a move's writes make again when its changes are complete."""
+    if not rows:
+        return
+    if db.session.new:
+        db.session.flush()
+    db.session.connection().execute(statement, list(rows))
 
 
 @contextmanager

@@ -147,12 +147,13 @@ def configure(app: Flask) -> None:
     options = dict(app.config.get("SQLALCHEMY_ENGINE_OPTIONS") or {})
     url = make_url(str(app.config["SQLALCHEMY_DATABASE_URI"]))
     in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
-    gated = int(app.config["REQUESTS_AT_ONCE"]) > 0
+    at_once = requests_at_once(app.config)
+    gated = at_once > 0
     # Without a gate nothing bounds the requests in progress: SQLAlchemy's own pool stays.
     if gated and not in_memory and "pool_size" not in options and "poolclass" not in options:
         options.update(pool_options(app.config))
     app.config["SQLALCHEMY_ENGINE_OPTIONS"] = options
     if gated:
-        gate = Gate(requests_at_once(app.config))
+        gate = Gate(at_once)
         app.extensions["dos_gate"] = gate
         app.wsgi_app = GatedApp(app.wsgi_app, gate)  # type: ignore[method-assign]

@@ -26,6 +26,7 @@ from sqlalchemy import insert
 from dos_engine import Game, redact
 from dos_engine.wording import describe
 from dos_server import i18n, tokens, urls
+from dos_server.database import insert_rows
 from dos_server.extensions import db
 from dos_server.models import GameRow, IdentityRow, NotificationRow, SeatRow, utcnow
 from dos_server.services import access, archive, attention, chat_history, ratings, series
@@ -170,13 +171,8 @@ _INSERT_OUTBOX = insert(NotificationRow.__table__)
 
 def write_outbox(rows: Sequence[dict[str, Any]]) -> None:
     """Insert outbox rows in one statement, in the caller's transaction (none if there are
-    none). On the session's connection, like the history rows (``play.write_history``): the
-    unit of work would flush one object per row."""
-    if not rows:
-        return
-    if db.session.new:  # a row they refer to (a new game) may still be pending
-        db.session.flush()
-    db.session.connection().execute(_INSERT_OUTBOX, list(rows))
+    none): the unit of work would flush one object per row."""
+    insert_rows(_INSERT_OUTBOX, rows)
 
 
 def chosen_language(seat: SeatRow) -> str | None:

@@ -43,7 +43,7 @@ from dos_engine import (
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server import metrics
-from dos_server.database import write_transaction
+from dos_server.database import insert_rows, write_transaction
 from dos_server.errors import (
     AlreadyResigned,
     AmbiguousAction,
@@ -310,17 +310,14 @@ def append_event(game: GameRow, seat: int | None, kind: str, data: dict[str, Any
 
 def write_history(rows: Sequence[EventRow]) -> None:
     """Insert the rows :func:`append_event` made, in one statement (none if there are none)."""
-    if rows:
-        if db.session.new:  # a game created in this transaction is inserted first
-            db.session.flush()
-        # On the session's connection: ``Session.execute`` would flush the game row here, and
-        # again when the move's changes to it are complete.
-        db.session.connection().execute(insert(EventRow.__table__), [
-            {"game_id": row.game_id, "seq": row.seq, "version": row.version, "seat": row.seat,
-             "kind": row.kind, "data": row.data, "secret": row.secret,
-             "created_at": row.created_at}
-            for row in rows
-        ])
+    insert_rows(_INSERT_HISTORY, [
+        {"game_id": row.game_id, "seq": row.seq, "version": row.version, "seat": row.seat,
+         "kind": row.kind, "data": row.data, "secret": row.secret, "created_at": row.created_at}
+        for row in rows
+    ])
+
+
+_INSERT_HISTORY = insert(EventRow.__table__)
 
 
 def append_action(game: GameRow, seat: int, text: str) -> EventRow:
