@@ -43,7 +43,7 @@ from dos_engine import (
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server import metrics
-from dos_server.database import insert_rows, write_transaction
+from dos_server.database import insert_rows, mark_stored, write_transaction
 from dos_server.errors import (
     AlreadyResigned,
     AmbiguousAction,
@@ -272,7 +272,8 @@ def write_game(game: GameRow) -> None:
 
     The unit of work would cost more CPU than the statement. Like the ORM's ``version_id_col``
     check, the UPDATE matches the version the game was read at (a backstop behind the lock).
-    Anything else the caller changed on the row is still flushed by the ORM.
+    Anything else the caller changed on the row is still flushed by the ORM; without such a
+    change the row is marked stored, and the commit's flush passes it by.
     """
     bumped: Sequence[int] = inspect(game).attrs.version.history.deleted  # the version read
     values = {name: getattr(game, name) for name in _MOVE_COLUMNS}
@@ -289,6 +290,7 @@ def write_game(game: GameRow) -> None:
         raise StaleDataError(f"game {game.id} was changed by another transaction")
     for name, value in values.items():
         set_committed_value(game, name, value)
+    mark_stored(game)
     watch.wrote(game.id, notified=notified)
 
 
