@@ -8,6 +8,7 @@ production default here (600 s) unless a test says otherwise, and every look is 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -366,6 +367,29 @@ def test_looks_are_throttled(make_app: Callable[..., Flask], receiver: Receiver)
         client.get(f"/api/games/{gid}/actions", headers=auth(tokens[0]))
         client.get(f"/api/games/{gid}/events", headers=auth(tokens[0]))
     assert _seat(app, gid, 0).last_seen_at == first  # one write an hour
+
+
+def test_a_look_does_not_wait_behind_a_writer(make_app: Callable[..., Flask],
+                                              receiver: Receiver) -> None:
+    """A look writes the seat's row on its own, outside the reader's transaction; on
+    PostgreSQL a look at a seat whose row a writer holds is skipped instead of waiting (the
+    next look writes it)."""
+    app, client, gid, tokens = _two_people(make_app, receiver)
+    with app.app_context():
+        postgresql = db.engine.dialect.name == "postgresql"
+    if postgresql:
+        with app.app_context(), db.engine.connect() as writer:
+            writer.execute(db.select(SeatRow.id).where(SeatRow.game_id == gid)
+                           .with_for_update())
+            # A look that waited for the writer would never end: the writer is this thread's.
+            reader = threading.Thread(target=_look, args=(client, gid, tokens[0]), daemon=True)
+            reader.start()
+            reader.join(60)
+            assert not reader.is_alive()
+            assert _seat(app, gid, 0).last_seen_at is None
+            writer.rollback()
+    _look(client, gid, tokens[0])
+    assert _seat(app, gid, 0).last_seen_at is not None  # committed by the look itself
 
 
 def test_parse_reminders() -> None:
