@@ -72,7 +72,17 @@ from dos_engine.actions import (
     Place,
     split_turn,
 )
-from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, DECK_SIZE, Card, CardKind, new_deck
+from dos_engine.cards import (
+    ALL_CARDS,
+    CARDS_BY_CODE,
+    COLOURS,
+    DECK_SIZE,
+    NUMBERS,
+    WILD_DOS,
+    Card,
+    CardKind,
+    new_deck,
+)
 from dos_engine.errors import (
     DosError,
     IllegalActionError,
@@ -360,10 +370,9 @@ class Game:
             elif self.has_drawn:
                 if self.options.after_draw == "drawn_card":
                     if self.matches == 0:
-                        held = set(map(_card_id, hand))
                         if self.drawn is not None:
-                            actions = self._list_drawn_matches(hand, held, self.drawn)
-                        actions.extend(map(_ADD.__getitem__, sorted(held)))
+                            actions = self._list_drawn_matches(hand, self.drawn)
+                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
                 else:
@@ -399,17 +408,17 @@ class Game:
         self._listed = (seat, tuple(actions))
         return actions
 
-    def _list_drawn_matches(self, hand: Sequence[Card], held: set[int],
-                            drawn: Card) -> list[Action]:
+    def _list_drawn_matches(self, hand: Sequence[Card], drawn: Card) -> list[Action]:
         """``_list_matches(hand, must_use=drawn)``, the matches a drawn card allows (3.6).
 
         Usually (no Wild # in the hand or on a free CR card) the drawn card's value alone says
         which CR cards it can match, and with which value of partner: the cards of that value
-        come from ``held`` (the ids of the hand's cards), in the listing's order.
+        come from the hand's counts by value, in the listing's order.
         """
         value = drawn.number
-        if value is None or not held.isdisjoint(_WILD_NUMBER_IDS):
-            return self._list_matches(hand, must_use=drawn)
+        counts = _hand_counts(hand)
+        if value is None or counts[_WILD_NUMBER_BYTE]:
+            return self._list_matches_by_cards(hand, must_use=drawn)
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -420,7 +429,7 @@ class Game:
                 continue
             number = row[index].number
             if number is None:  # a Wild # in the CR
-                return self._list_matches(hand, must_use=drawn)
+                return self._list_matches_by_cards(hand, must_use=drawn)
             table = _MATCHES[index]
             position = index + 1
             if number == value:
@@ -431,29 +440,76 @@ class Game:
                 continue
             if rest > value:  # the drawn card first, then each card of value rest
                 base = drawn_id * _KEYS
-                for other in _IDS_BY_VALUE[rest]:
-                    if other in held:
-                        key = base + other
-                        out.append(table[key]
-                                   or _new_match(table, key, position, (drawn, ALL_CARDS[other])))
+                for other in _IDS_IN_FIELD[rest][counts[rest]]:
+                    key = base + other
+                    out.append(table[key]
+                               or _new_match(table, key, position, (drawn, ALL_CARDS[other])))
             elif rest < value:  # each card of value rest, then the drawn card
-                for other in _IDS_BY_VALUE[rest]:
-                    if other in held:
-                        key = other * _KEYS + drawn_id
-                        out.append(table[key]
-                                   or _new_match(table, key, position, (ALL_CARDS[other], drawn)))
-            else:  # two cards of the drawn card's value: pairs in order of their first card
-                same = [other for other in _IDS_BY_VALUE[value] if other in held]
-                twice = list(map(_card_id, hand)).count(drawn_id) > 1
-                for a in same:
-                    for b in same:
-                        if (b > a or (b == a and twice)) and drawn_id in (a, b):
-                            key = a * _KEYS + b
-                            out.append(table[key] or _new_match(
-                                table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+                for other in _IDS_IN_FIELD[rest][counts[rest]]:
+                    key = other * _KEYS + drawn_id
+                    out.append(table[key]
+                               or _new_match(table, key, position, (ALL_CARDS[other], drawn)))
+            else:  # two cards of the drawn card's value: the pairs that hold the drawn card
+                for a, b in _SAME_VALUE_PAIRS[value][counts[value]]:
+                    if a == drawn_id or b == drawn_id:
+                        key = a * _KEYS + b
+                        out.append(table[key] or _new_match(
+                            table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
         return out
 
     def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Action]:
+        """The matches of the hand on the free CR cards, in the listing's order.
+
+        Usually (no Wild # in the hand or on a free CR card, no card that must be used) they
+        are read from the hand's counts by value (:func:`_hand_counts`): the singles on a CR
+        number N are the hand's cards of value N, its pairs the cards of values v and N - v
+        when the hand holds both. Otherwise :meth:`_list_matches_by_cards` enumerates them.
+        """
+        counts = _hand_counts(hand)
+        if must_use is not None or counts[_WILD_NUMBER_BYTE]:
+            return self._list_matches_by_cards(hand, must_use)
+        row = self.center_row
+        if len(_MATCHES) < len(row):
+            _add_match_tables(len(row))
+        lows_by_number = _lows_by_number(counts)
+        out: list[Action] = []
+        for index, matched in enumerate(self.cr_matched):
+            if matched is not None:
+                continue
+            number = row[index].number
+            if number is None:  # a Wild # in the CR: any number 1-10 (1.5)
+                return self._list_matches_by_cards(hand, None)
+            table = _MATCHES[index]
+            position = index + 1
+            field = counts[number]
+            if field:
+                for a in _IDS_IN_FIELD[number][field]:
+                    key = a * _KEYS + _SINGLE
+                    out.append(table[key] or _new_match(table, key, position, (ALL_CARDS[a],)))
+            lows: Sequence[int] = lows_by_number[number]
+            if not lows:
+                continue
+            if len(lows) > 1:  # in the order of the hand's values (of their first cards)
+                lows = sorted(lows, key=lambda value: _FIRST_ID[value][counts[value]])
+            for value in lows:
+                rest = number - value
+                if rest == value:  # two cards of one value: each pair once
+                    for a, b in _SAME_VALUE_PAIRS[value][counts[value]]:
+                        key = a * _KEYS + b
+                        out.append(table[key] or _new_match(
+                            table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+                    continue
+                others = _IDS_IN_FIELD[rest][counts[rest]]
+                for a in _IDS_IN_FIELD[value][counts[value]]:
+                    base = a * _KEYS
+                    for b in others:
+                        key = base + b
+                        out.append(table[key] or _new_match(
+                            table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+        return out
+
+    def _list_matches_by_cards(self, hand: Sequence[Card],
+                               must_use: Card | None = None) -> list[Action]:
         """Enumerate matches from the hand's value table, not by trying every pair of cards.
 
         For a CR number N each value v of the hand pairs only with the hand's cards of value
@@ -1503,14 +1559,10 @@ def _remove(hand: list[Card], card: Card) -> None:
 
 
 def _distinct_ids(hand: Sequence[Card]) -> list[int]:
-    return sorted(set(map(_card_id, hand)))
+    return sorted({card.id for card in hand})
 
 
 _card_id = attrgetter("id")
-# The ids of the cards that count as each value 1-10 (no Wild #), in id order; the Wild # ids.
-_IDS_BY_VALUE: list[tuple[int, ...]] = [
-    tuple(card.id for card in ALL_CARDS if card.number == value) for value in range(11)]
-_WILD_NUMBER_IDS = frozenset(card.id for card in ALL_CARDS if card.kind is CardKind.WILD_NUMBER)
 
 # Matches are immutable, so listing reuses one object per (CR position, cards): the table of
 # position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
@@ -1523,6 +1575,82 @@ _MATCHES: list[list[Match | None]] = []
 # at number * _MASKS + mask: worked out on first use.
 _MASKS = 1 << 11
 _LOWS: list[tuple[int, ...] | None] = [None] * (11 * _MASKS)
+
+
+# -- the hand as counts by value -----------------------------------------------------------
+# A hand's cards counted in 12 bytes: byte v (1-10) holds the hand's cards of value v, two bits
+# of count per colour (a colour has at most three copies of a number), the Wild DOS count (up to
+# 12) filling byte 2; byte 11 holds the Wild # cards the same way. Listing reads the cards of one
+# value as one small number instead of going through the hand card by card.
+_WILD_NUMBER_BYTE = 11
+_COUNT_BYTES = 12
+
+
+def _count_unit(card: Card) -> int:
+    if card.kind is CardKind.WILD_DOS:
+        return 1 << 8 * 2
+    assert card.colour is not None
+    byte = _WILD_NUMBER_BYTE if card.number is None else card.number
+    return 1 << (8 * byte + 2 * COLOURS.index(card.colour))
+
+
+_COUNT_UNIT = [_count_unit(card) for card in ALL_CARDS]  # by card id
+
+
+def _hand_counts(hand: Sequence[Card]) -> bytes:
+    """The hand's counts by value (see above): the sum of one unit per card."""
+    counts = 0
+    for card in hand:  # a plain loop: for a few cards, cheaper than sum(map(...)) here
+        counts += _COUNT_UNIT[card.id]
+    return counts.to_bytes(_COUNT_BYTES, "little")
+
+
+def _field_cards(value: int, field: int) -> list[tuple[int, int]]:
+    """(card id, count) of the cards of ``value`` that a byte of counts says are held, by id."""
+    if value == 2:
+        return [(WILD_DOS.id, field)] if field else []
+    held = []
+    for colour in range(len(COLOURS)):
+        count = field >> 2 * colour & 3
+        if count:
+            held.append((colour * 10 + NUMBERS.index(value), count))
+    return held
+
+
+# By value and byte of counts: the ids held, in id order; the first of them (-1 for none); the
+# pairs of two cards of that value, each once, a card with itself if held twice, in the order
+# of their first card.
+_IDS_IN_FIELD: list[list[tuple[int, ...]]] = [[()] * 256 for _ in range(11)]
+_FIRST_ID: list[list[int]] = [[-1] * 256 for _ in range(11)]
+_SAME_VALUE_PAIRS: list[list[tuple[tuple[int, int], ...]]] = [[()] * 256 for _ in range(11)]
+
+
+def _fill_field_tables() -> None:
+    for value in range(1, 11):
+        for field in range(1, 256):
+            held = _field_cards(value, field)
+            _IDS_IN_FIELD[value][field] = tuple(card for card, _ in held)
+            _FIRST_ID[value][field] = held[0][0]
+            _SAME_VALUE_PAIRS[value][field] = tuple(
+                (a, b) for a, count in held for b, _ in held if b > a or (b == a and count > 1))
+
+
+_fill_field_tables()
+
+
+def _lows_by_number(counts: bytes) -> tuple[tuple[int, ...], ...]:
+    """By CR number: the values v <= number - v of the pairs the hand can make (``_LOWS``)."""
+    present = counts.translate(_PRESENT)
+    found = _LOWS_BY_PRESENCE.get(present)
+    if found is None:
+        mask = sum(1 << value for value in range(1, 11) if present[value])
+        found = _LOWS_BY_PRESENCE[present] = tuple(
+            _lows(number, mask) for number in range(11))
+    return found
+
+
+_PRESENT = bytes([0] + [1] * 255)  # a byte of counts -> whether it holds any card
+_LOWS_BY_PRESENCE: dict[bytes, tuple[tuple[int, ...], ...]] = {}  # at most 2^12 entries
 
 
 def _lows(number: int, mask: int) -> tuple[int, ...]:
