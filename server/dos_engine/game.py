@@ -418,7 +418,7 @@ class Game:
         value = drawn.number
         counts = _hand_counts(hand)
         if value is None or counts[_WILD_NUMBER_BYTE]:
-            return self._list_matches_by_cards(hand, must_use=drawn)
+            return self._list_wild_matches(hand, counts, drawn)
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -429,7 +429,7 @@ class Game:
                 continue
             number = row[index].number
             if number is None:  # a Wild # in the CR
-                return self._list_matches_by_cards(hand, must_use=drawn)
+                return self._list_wild_matches(hand, counts, drawn)
             table = _MATCHES[index]
             position = index + 1
             if number == value:
@@ -458,16 +458,18 @@ class Game:
         return out
 
     def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Action]:
-        """The matches of the hand on the free CR cards, in the listing's order.
+        """The matches of the hand on the free CR cards, in the listing's order: by CR position,
+        singles before pairs, pairs by the hand's values in the order of their first card.
 
-        Usually (no Wild # in the hand or on a free CR card, no card that must be used) they
-        are read from the hand's counts by value (:func:`_hand_counts`): the singles on a CR
-        number N are the hand's cards of value N, its pairs the cards of values v and N - v
-        when the hand holds both. Otherwise :meth:`_list_matches_by_cards` enumerates them.
+        They are read from the hand's counts by value (:func:`_hand_counts`), not by trying
+        every pair of cards: the singles on a CR number N are the hand's cards of value N, its
+        pairs the cards of values v and N - v when the hand holds both. This is the usual case,
+        written out; a Wild # (in the hand or the CR) or a card that must be used goes to
+        :meth:`_list_wild_matches`.
         """
         counts = _hand_counts(hand)
         if must_use is not None or counts[_WILD_NUMBER_BYTE]:
-            return self._list_matches_by_cards(hand, must_use)
+            return self._list_wild_matches(hand, counts, must_use)
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -478,7 +480,7 @@ class Game:
                 continue
             number = row[index].number
             if number is None:  # a Wild # in the CR: any number 1-10 (1.5)
-                return self._list_matches_by_cards(hand, None)
+                return self._list_wild_matches(hand, counts, None)
             table = _MATCHES[index]
             position = index + 1
             field = counts[number]
@@ -508,129 +510,73 @@ class Game:
                             table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
         return out
 
-    def _list_matches_by_cards(self, hand: Sequence[Card],
-                               must_use: Card | None = None) -> list[Action]:
-        """Enumerate matches from the hand's value table, not by trying every pair of cards.
+    def _list_wild_matches(self, hand: Sequence[Card], counts: bytes,
+                           must_use: Card | None) -> list[Action]:
+        """``_list_matches`` with Wild # cards about, or keeping only the matches that use
+        ``must_use``, in the same order.
 
-        For a CR number N each value v of the hand pairs only with the hand's cards of value
-        N - v; a Wild # pairs with every card that leaves it 1-10. The order (CR position, then
-        singles before pairs, pairs by the hand's values in order of first card) is the one
-        seeded bots and the positional numbers of the client have always seen.
+        A Wild # in the hand is a single on any CR number and pairs with every card of a lower
+        value (and with another Wild #); a Wild # in the CR is any number 1-10, so every card
+        is a single on it and every two cards that make at most 10 are a pair (1.3, 1.5).
         """
-        # The hand indexed by value: the number cards by value (values in order of their first
-        # card), the Wild #s, the cards held more than once.
-        by_value: dict[int, list[Card]] = {}
-        wilds: list[Card] = []
-        doubled = 0  # bit i set: the card of id i is held twice (no Card.__hash__ calls)
-        mask = 0  # bit v set: the hand holds a card of value v
-        previous = None
-        ordered = sorted(hand, key=_card_id)
-        for card in ordered:
-            if card is previous:
-                doubled |= 1 << card.id
-                continue
-            previous = card
-            value = card.number
-            if value is None:
-                wilds.append(card)
-            elif value in by_value:
-                by_value[value].append(card)
-            else:
-                by_value[value] = [card]
-                mask |= 1 << value
-        must_value = None if must_use is None else must_use.number
+        must = -1 if must_use is None else must_use.id
+        wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
+        values = [value for value in range(1, 11) if counts[value]]
+        if len(values) > 1:  # in the order of their first card
+            values.sort(key=lambda value: _FIRST_ID[value][counts[value]])
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
-        out: list[Action] = []  # all matches, typed so that legal_actions can add to it
+        out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
                 continue
             number = row[index].number
-            if number is not None and not wilds:
-                # The usual case, written out: no Wild # on either side. A pair is two values
-                # v <= w with v + w = number; the table of the values the hand holds gives the
-                # v's at once (usually none), instead of trying every value of the hand.
-                table = _MATCHES[index]
-                position = index + 1
-                if number in by_value and (must_value is None or must_value == number):
-                    for a in by_value[number]:
-                        if must_use is None or a is must_use:
-                            key = a.id * _KEYS + _SINGLE
-                            out.append(table[key] or _new_match(table, key, position, (a,)))
-                lows = _LOWS[number * _MASKS + mask]
-                if lows is None:
-                    lows = _lows(number, mask)
-                if not lows:
-                    continue
-                if len(lows) > 1:  # in the order of the hand's values (of their first cards)
-                    lows = tuple([value for value in by_value if value in lows])
-                for value in lows:
-                    rest = number - value
-                    if must_value is not None and must_value != value and must_value != rest:
-                        continue  # no pair here can hold the card that must be used
-                    same = by_value[value]
-                    others = by_value[rest] if rest != value else same
-                    for a in same:
-                        base = a.id * _KEYS
-                        for b in others:
-                            if rest == value and not (b.id > a.id or (b is a and doubled >> a.id & 1)):
-                                continue  # each pair of one value once, a card twice if doubled
-                            if must_use is None or a is must_use or b is must_use:
-                                key = base + b.id
-                                out.append(table[key] or _new_match(table, key, position, (a, b)))
-                continue
-            singles: Sequence[Card]
-            pairs: list[tuple[Card, Card]] = []
+            singles: Sequence[int]
+            pairs: list[tuple[int, int]] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
-                distinct = [card for i, card in enumerate(ordered)  # each card once, by id
-                            if not i or card is not ordered[i - 1]]
-                singles = distinct
-                for i, a in enumerate(distinct):
-                    low = a.number or 1
-                    for b in distinct[i:]:
-                        if (b is not a or doubled >> a.id & 1) and low + (b.number or 1) <= 10:
+                singles = _distinct_ids(hand)
+                for i, a in enumerate(singles):
+                    low = _LEAST_VALUE[a]
+                    for b in singles[i:]:
+                        if (b != a or _held_twice(counts, a)) and low + _LEAST_VALUE[b] <= 10:
                             pairs.append((a, b))
             else:
-                singles = by_value.get(number, ())
-                if wilds:
-                    singles = [*singles, *wilds]
-                for value, same in by_value.items():
+                singles = _IDS_IN_FIELD[number][counts[number]] + wilds
+                for value in values:
                     rest = number - value
-                    if rest < 1 or (must_value is not None and must_value != value
-                                     and must_value != rest):
-                        continue  # nothing to pair, or no pair can hold the card that must be used
-                    if rest > value:
-                        for a in same:
-                            for b in by_value.get(rest, ()):
+                    if rest < 1:
+                        continue
+                    field = counts[value]
+                    if rest == value:
+                        for a, partners in _SAME_VALUE_PARTNERS[value][field]:
+                            for b in partners:
                                 pairs.append((a, b))
-                            for w in wilds:  # the Wild # is declared as `rest`
-                                pairs.append((a, w))
-                    elif rest == value:
-                        for a in same:
-                            for b in same:
-                                if b.id > a.id or (b is a and doubled >> a.id & 1):
-                                    pairs.append((a, b))
                             for w in wilds:
                                 pairs.append((a, w))
-                    elif wilds:
-                        for a in same:
-                            for w in wilds:
-                                pairs.append((a, w))
-                if wilds and number >= 2:
+                        continue
+                    others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
+                    for a in _IDS_IN_FIELD[value][field]:
+                        for b in others:
+                            pairs.append((a, b))
+                        for w in wilds:
+                            pairs.append((a, w))
+                if wilds and number >= 2:  # two Wild #s make any number from 2 (1.3)
                     for i, w in enumerate(wilds):
                         for v in wilds[i:]:
-                            if v is not w or doubled >> w.id & 1:
+                            if v != w or _held_twice(counts, w):
                                 pairs.append((w, v))
-            matches = _MATCHES[index]
-            for card in singles:
-                if must_use is None or card is must_use:
-                    key = card.id * _KEYS + _SINGLE
-                    out.append(matches[key] or _new_match(matches, key, index + 1, (card,)))
+            table = _MATCHES[index]
+            position = index + 1
+            for a in singles:
+                if must < 0 or a == must:
+                    key = a * _KEYS + _SINGLE
+                    out.append(table[key] or _new_match(table, key, position, (ALL_CARDS[a],)))
             for a, b in pairs:
-                if must_use is None or a is must_use or b is must_use:
-                    key = a.id * _KEYS + b.id
-                    out.append(matches[key] or _new_match(matches, key, index + 1, (a, b)))
+                if must < 0 or a == must or b == must:
+                    key = a * _KEYS + b
+                    out.append(table[key] or _new_match(
+                        table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
         return out
 
     def _only_end_left(self) -> bool:
@@ -1605,37 +1551,57 @@ def _hand_counts(hand: Sequence[Card]) -> bytes:
     return counts.to_bytes(_COUNT_BYTES, "little")
 
 
-def _field_cards(value: int, field: int) -> list[tuple[int, int]]:
-    """(card id, count) of the cards of ``value`` that a byte of counts says are held, by id."""
-    if value == 2:
+def _field_cards(byte: int, field: int) -> list[tuple[int, int]]:
+    """(card id, count) of the cards that the byte of counts ``byte`` says are held, by id."""
+    if byte == 2:
         return [(WILD_DOS.id, field)] if field else []
+    offset = 9 if byte == _WILD_NUMBER_BYTE else NUMBERS.index(byte)  # within a colour's ids
     held = []
     for colour in range(len(COLOURS)):
         count = field >> 2 * colour & 3
         if count:
-            held.append((colour * 10 + NUMBERS.index(value), count))
+            held.append((colour * 10 + offset, count))
     return held
 
 
-# By value and byte of counts: the ids held, in id order; the first of them (-1 for none); the
-# pairs of two cards of that value, each once, a card with itself if held twice, in the order
-# of their first card.
-_IDS_IN_FIELD: list[list[tuple[int, ...]]] = [[()] * 256 for _ in range(11)]
-_FIRST_ID: list[list[int]] = [[-1] * 256 for _ in range(11)]
-_SAME_VALUE_PAIRS: list[list[tuple[tuple[int, int], ...]]] = [[()] * 256 for _ in range(11)]
+# By byte of counts (a value, or the Wild #s) and its field: the ids held, in id order; the
+# first of them; the pairs of two cards of that value, each once, a card with itself if held
+# twice, in the order of their first card, and the same as each card with its partners.
+_IDS_IN_FIELD: list[list[tuple[int, ...]]] = [[()] * 256 for _ in range(_COUNT_BYTES)]
+_FIRST_ID: list[list[int]] = [[-1] * 256 for _ in range(_COUNT_BYTES)]
+_SAME_VALUE_PAIRS: list[list[tuple[tuple[int, int], ...]]] = [
+    [()] * 256 for _ in range(_COUNT_BYTES)]
+_SAME_VALUE_PARTNERS: list[list[tuple[tuple[int, tuple[int, ...]], ...]]] = [
+    [()] * 256 for _ in range(_COUNT_BYTES)]
 
 
 def _fill_field_tables() -> None:
-    for value in range(1, 11):
+    for byte in range(1, _COUNT_BYTES):
         for field in range(1, 256):
-            held = _field_cards(value, field)
-            _IDS_IN_FIELD[value][field] = tuple(card for card, _ in held)
-            _FIRST_ID[value][field] = held[0][0]
-            _SAME_VALUE_PAIRS[value][field] = tuple(
-                (a, b) for a, count in held for b, _ in held if b > a or (b == a and count > 1))
+            held = _field_cards(byte, field)
+            _IDS_IN_FIELD[byte][field] = tuple(card for card, _ in held)
+            _FIRST_ID[byte][field] = held[0][0]
+            partners = tuple(
+                (a, tuple(b for b, _ in held if b > a or (b == a and count > 1)))
+                for a, count in held)
+            _SAME_VALUE_PARTNERS[byte][field] = partners
+            _SAME_VALUE_PAIRS[byte][field] = tuple(
+                (a, b) for a, others in partners for b in others)
 
 
 _fill_field_tables()
+
+# By card id: where its count sits in the counts (byte, shift, mask), and the least value it
+# can count as (a Wild # counts as 1 to 10).
+_COUNT_PLACE: list[tuple[int, int, int]] = [
+    ((unit.bit_length() - 1) // 8, (unit.bit_length() - 1) % 8, 255 if card is WILD_DOS else 3)
+    for unit, card in zip(_COUNT_UNIT, ALL_CARDS, strict=True)]
+_LEAST_VALUE = [card.number or 1 for card in ALL_CARDS]
+
+
+def _held_twice(counts: bytes, card_id: int) -> bool:
+    byte, shift, mask = _COUNT_PLACE[card_id]
+    return counts[byte] >> shift & mask > 1
 
 
 def _lows_by_number(counts: bytes) -> tuple[tuple[int, ...], ...]:
