@@ -910,8 +910,19 @@ class Game:
         self.actions_played += 1
         if isinstance(action, Match):
             self._apply_match(action, events)
+            if not self.has_drawn and not self.options.dos_call:
+                # Without DOS calls the legal actions after a match are the matches left and
+                # 'end': listed once here, they say whether the turn ends by itself, and
+                # legal_actions() answers from them next.
+                left = self._list_matches(self.hands[seat])
+                if left:
+                    left.append(END)
+                    self._listed = (seat, tuple(left))
+                    return events
+                self._apply_end(events)
         elif isinstance(action, Draw):
             self._apply_draw(events)
+            return events  # a draw leaves a match or an add to make
         elif isinstance(action, Add):
             self._to_center_row(seat, action.card, _ADDED, events)
             self.added = True
@@ -1170,13 +1181,23 @@ class Game:
             self.dos_missed[seat] = True
             events.append(Event(EventKind.DOS_MISSED, seat))
         following = (seat + 1) % len(self.players)
-        events.append(Event(_TURN_ENDED, seat, {"next": following if hand else None}))
+        events.append(deferred_event(_TURN_ENDED, seat, _turn_ended_data,
+                                     (following if hand else None,)))
         if not hand:
             self._end_round(seat, events)
             return
         self.current = following
         self.turn_no += 1
-        self._reset_turn()
+        # _reset_turn, written out: this runs once a turn
+        self.drawn = None
+        self.has_drawn = False
+        self.matches = 0
+        self.added = False
+        self.bonuses = 0
+        self.bonus_phase = False
+        self.placements_left = 0
+        self.called_dos = False
+        self.penalty = 0
         if not printed:
             self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
@@ -1208,20 +1229,10 @@ class Game:
         points = [sum([_POINTS[card.id] for card in hand]) for hand in self.hands]
         scored = sum(points) - points[winner]
         self.scores[winner] += scored
-        events.append(
-            Event(
-                EventKind.ROUND_OVER,
-                winner,
-                {
-                    "round": self.round_no,
-                    "hands": [[c.code for c in sorted(hand, key=_card_id)] for hand in self.hands],
-                    "points": points,
-                    "scored": scored,
-                    "scores": list(self.scores),
-                    "round_seed": self.round_seed,
-                },
-            )
-        )
+        events.append(deferred_event(
+            EventKind.ROUND_OVER, winner, _round_over_data,
+            (self.round_no, [tuple(hand) for hand in self.hands], points, scored,
+             list(self.scores), self.seed)))
         if self.scores[winner] >= self.options.target_score:
             self.winner = winner
             self._reset_turn()
@@ -1256,23 +1267,10 @@ class Game:
         self.dos_missed = [False] * count
         self.dos_calls = [False] * count
         self._reset_turn()
-        events.append(
-            Event(
-                EventKind.ROUND_STARTED,
-                None,
-                {
-                    "round": self.round_no,
-                    "dealer": self.dealer,
-                    "first": first,
-                    "seed_commitment": seed_commitment(seed),
-                },
-            )
-        )
+        events.append(deferred_event(EventKind.ROUND_STARTED, None, _round_started_data,
+                                     (self.round_no, self.dealer, first, seed)))
         for seat in range(count):
-            events.append(
-                Event(_DREW, seat, {"count": HAND_SIZE, "reason": "deal"},
-                      {"cards": [c.code for c in self.hands[seat]]})
-            )
+            events.append(deferred_event(_DREW, seat, _drew_data, (tuple(self.hands[seat]), "deal")))
         self._refill(events, "deal")
 
     # -- declarations, descriptions -----------------------------------------------------------
@@ -1669,6 +1667,31 @@ def _discarded_data(cards: list[Card]) -> _EventData:
 
 def _flipped_data(cards: list[Card], reason: str) -> _EventData:
     return {"cards": [c.code for c in cards], "reason": reason}, None
+
+
+def _turn_ended_data(following: int | None) -> _EventData:
+    return {"next": following}, None
+
+
+def _round_over_data(round_no: int, hands: list[tuple[Card, ...]], points: list[int],
+                     scored: int, scores: list[int], seed: str) -> _EventData:
+    return {
+        "round": round_no,
+        "hands": [[c.code for c in sorted(hand, key=_card_id)] for hand in hands],
+        "points": points,
+        "scored": scored,
+        "scores": scores,
+        "round_seed": round_seed(seed, round_no),
+    }, None
+
+
+def _round_started_data(round_no: int, dealer: int, first: int, seed: str) -> _EventData:
+    return {
+        "round": round_no,
+        "dealer": dealer,
+        "first": first,
+        "seed_commitment": seed_commitment(seed),
+    }, None
 
 
 def start_game(
