@@ -467,13 +467,18 @@ class Game:
         written out; a Wild # (in the hand or the CR) or a card that must be used goes to
         :meth:`_list_wild_matches`.
         """
-        counts = _hand_counts(hand)
+        total = 0  # _hand_counts and _lows_by_number, written out: this runs for most actions
+        for card in hand:
+            total += _COUNT_UNIT[card.id]
+        counts = total.to_bytes(_COUNT_BYTES, "little")
         if must_use is not None or counts[_WILD_NUMBER_BYTE]:
             return self._list_wild_matches(hand, counts, must_use)
+        lows_by_number = _LOWS_BY_PRESENCE.get(counts.translate(_PRESENT))
+        if lows_by_number is None:
+            lows_by_number = _lows_by_number(counts)
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
-        lows_by_number = _lows_by_number(counts)
         out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
@@ -926,9 +931,16 @@ class Game:
         elif isinstance(action, Add):
             self._to_center_row(seat, action.card, _ADDED, events)
             self.added = True
+            if not self.options.dos_call:  # 'end' is all that is left
+                self._apply_end(events)
+                return events
         elif isinstance(action, Place):
             self._to_center_row(seat, action.card, _PLACED, events)
             self.placements_left -= 1
+            if not self.options.dos_call:
+                if not (self.placements_left and self.hands[seat]):  # 'end' is all that is left
+                    self._apply_end(events)
+                return events
         elif isinstance(action, End):
             self._apply_end(events)
         elif isinstance(action, CallDos):
@@ -1054,7 +1066,13 @@ class Game:
     def _to_center_row(self, seat: int, card: Card, kind: EventKind,
                        events: list[Event]) -> None:
         """A card from ``seat``'s hand to the end of the Center Row (added or placed)."""
-        _remove(self.hands[seat], card)
+        hand = self.hands[seat]
+        for index, held in enumerate(hand):  # _remove, written out
+            if held is card:
+                del hand[index]
+                break
+        else:
+            hand.remove(card)  # an equal card made elsewhere
         if self.options.dos_call:
             self._hand_changed(seat)
         self.center_row.append(card)
