@@ -537,17 +537,23 @@ class Game:
             if matched is not None:
                 continue
             number = row[index].number
-            singles: Sequence[int]
-            pairs: list[tuple[int, int]] = []
+            # The matches' keys in _MATCHES (a single's second card is _SINGLE), in order.
+            keys: list[int] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
-                singles = _distinct_ids(hand)
-                for i, a in enumerate(singles):
+                held = _distinct_ids(hand)
+                for a in held:
+                    keys.append(a * _KEYS + _SINGLE)
+                for i, a in enumerate(held):
+                    base = a * _KEYS
                     low = _LEAST_VALUE[a]
-                    for b in singles[i:]:
+                    for b in held[i:]:
                         if (b != a or _held_twice(counts, a)) and low + _LEAST_VALUE[b] <= 10:
-                            pairs.append((a, b))
+                            keys.append(base + b)
             else:
-                singles = _IDS_IN_FIELD[number][counts[number]] + wilds
+                for a in _IDS_IN_FIELD[number][counts[number]]:
+                    keys.append(a * _KEYS + _SINGLE)
+                for w in wilds:
+                    keys.append(w * _KEYS + _SINGLE)
                 for value in values:
                     rest = number - value
                     if rest < 1:
@@ -555,33 +561,31 @@ class Game:
                     field = counts[value]
                     if rest == value:
                         for a, partners in _SAME_VALUE_PARTNERS[value][field]:
+                            base = a * _KEYS
                             for b in partners:
-                                pairs.append((a, b))
+                                keys.append(base + b)
                             for w in wilds:
-                                pairs.append((a, w))
+                                keys.append(base + w)
                         continue
                     others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
                     for a in _IDS_IN_FIELD[value][field]:
+                        base = a * _KEYS
                         for b in others:
-                            pairs.append((a, b))
+                            keys.append(base + b)
                         for w in wilds:
-                            pairs.append((a, w))
+                            keys.append(base + w)
                 if wilds and number >= 2:  # two Wild #s make any number from 2 (1.3)
                     for i, w in enumerate(wilds):
+                        base = w * _KEYS
                         for v in wilds[i:]:
                             if v != w or _held_twice(counts, w):
-                                pairs.append((w, v))
+                                keys.append(base + v)
             table = _MATCHES[index]
             position = index + 1
-            for a in singles:
-                if must < 0 or a == must:
-                    key = a * _KEYS + _SINGLE
-                    out.append(table[key] or _new_match(table, key, position, (ALL_CARDS[a],)))
-            for a, b in pairs:
-                if must < 0 or a == must or b == must:
-                    key = a * _KEYS + b
-                    out.append(table[key] or _new_match(
-                        table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+            for key in keys:
+                if must >= 0 and must not in divmod(key, _KEYS):
+                    continue  # a match without the card that must be used
+                out.append(table[key] or _match_of_key(table, key, position))
         return out
 
     def _only_end_left(self) -> bool:
@@ -1645,6 +1649,13 @@ def _lows(number: int, mask: int) -> tuple[int, ...]:
 def _add_match_tables(positions: int) -> None:
     while len(_MATCHES) < positions:
         _MATCHES.append([None] * (len(ALL_CARDS) * _KEYS))
+
+
+def _match_of_key(matches: list[Match | None], key: int, position: int) -> Match:
+    first, second = divmod(key, _KEYS)
+    cards = ((ALL_CARDS[first],) if second == _SINGLE
+             else (ALL_CARDS[first], ALL_CARDS[second]))
+    return _new_match(matches, key, position, cards)
 
 
 def _new_match(matches: list[Match | None], key: int, position: int,
