@@ -210,6 +210,7 @@ class Game:
     """A game of DOS in progress (or over). Create one with :meth:`new` or :func:`start_game`."""
 
     __slots__ = (
+        "_counts",
         "_listed",
         "actions_played",
         "added",
@@ -248,6 +249,9 @@ class Game:
     dealer: int
     current: int
     hands: list[list[Card]]
+    # By seat: its hand's counts by value (_count_hand), kept up to date with every
+    # change of the hand so that listing needs no pass over the hand.
+    _counts: list[int]
     draw_pile: list[Card]  # top card last
     discard_pile: list[Card]
     center_row: list[Card]
@@ -283,6 +287,7 @@ class Game:
         # Every slot written out (a loop of setattr/getattr costs several times more, and the
         # search bot copies a game for every playout); tests check that no slot is left out.
         other = object.__new__(Game)
+        other._counts = self._counts[:]
         other._listed = self._listed
         other.actions_played = self.actions_played
         other.added = self.added
@@ -371,18 +376,18 @@ class Game:
                 if self.options.after_draw == "drawn_card":
                     if self.matches == 0:
                         if self.drawn is not None:
-                            actions = self._list_drawn_matches(hand, self.drawn)
+                            actions = self._list_drawn_matches(seat, self.drawn)
                         actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
                 else:
-                    actions.extend(self._list_matches(hand))
+                    actions.extend(self._list_matches(seat))
                     if self.matches == 0:
                         actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
             else:
-                actions = self._list_matches(hand)  # a new list: ours to extend
+                actions = self._list_matches(seat)  # a new list: ours to extend
                 if self.matches == 0:
                     actions.append(DRAW)
                 else:
@@ -408,17 +413,17 @@ class Game:
         self._listed = (seat, tuple(actions))
         return actions
 
-    def _list_drawn_matches(self, hand: Sequence[Card], drawn: Card) -> list[Action]:
-        """``_list_matches(hand, must_use=drawn)``, the matches a drawn card allows (3.6).
+    def _list_drawn_matches(self, seat: int, drawn: Card) -> list[Action]:
+        """``_list_matches(seat, must_use=drawn)``, the matches a drawn card allows (3.6).
 
         Usually (no Wild # in the hand or on a free CR card) the drawn card's value alone says
         which CR cards it can match, and with which value of partner: the cards of that value
         come from the hand's counts by value, in the listing's order.
         """
         value = drawn.number
-        counts = _hand_counts(hand)
+        counts = self._counts[seat].to_bytes(_COUNT_BYTES, "little")
         if value is None or counts[_WILD_NUMBER_BYTE]:
-            return self._list_wild_matches(hand, counts, drawn)
+            return self._list_wild_matches(self.hands[seat], counts, drawn)
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -429,7 +434,7 @@ class Game:
                 continue
             number = row[index].number
             if number is None:  # a Wild # in the CR
-                return self._list_wild_matches(hand, counts, drawn)
+                return self._list_wild_matches(self.hands[seat], counts, drawn)
             table = _MATCHES[index]
             position = index + 1
             if number == value:
@@ -457,22 +462,20 @@ class Game:
                             table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
         return out
 
-    def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Action]:
-        """The matches of the hand on the free CR cards, in the listing's order: by CR position,
+    def _list_matches(self, seat: int, must_use: Card | None = None) -> list[Action]:
+        """The matches of seat's hand on the free CR cards, in the listing's order: by CR position,
         singles before pairs, pairs by the hand's values in the order of their first card.
 
-        They are read from the hand's counts by value (:func:`_hand_counts`), not by trying
+        They are read from the hand's counts by value (:func:`_count_hand`), not by trying
         every pair of cards: the singles on a CR number N are the hand's cards of value N, its
         pairs the cards of values v and N - v when the hand holds both. This is the usual case,
         written out; a Wild # (in the hand or the CR) or a card that must be used goes to
         :meth:`_list_wild_matches`.
         """
-        total = 0  # _hand_counts and _lows_by_number, written out: this runs for most actions
-        for card in hand:
-            total += _COUNT_UNIT[card.id]
-        counts = total.to_bytes(_COUNT_BYTES, "little")
+        counts = self._counts[seat].to_bytes(_COUNT_BYTES, "little")
         if must_use is not None or counts[_WILD_NUMBER_BYTE]:
-            return self._list_wild_matches(hand, counts, must_use)
+            return self._list_wild_matches(self.hands[seat], counts, must_use)
+        # _lows_by_number, written out: this runs for most actions
         lows_by_number = _LOWS_BY_PRESENCE.get(counts.translate(_PRESENT))
         if lows_by_number is None:
             lows_by_number = _lows_by_number(counts)
@@ -485,7 +488,7 @@ class Game:
                 continue
             number = row[index].number
             if number is None:  # a Wild # in the CR: any number 1-10 (1.5)
-                return self._list_wild_matches(hand, counts, None)
+                return self._list_wild_matches(self.hands[seat], counts, None)
             table = _MATCHES[index]
             position = index + 1
             field = counts[number]
@@ -923,7 +926,7 @@ class Game:
                 # Without DOS calls the legal actions after a match are the matches left and
                 # 'end': listed once here, they say whether the turn ends by itself, and
                 # legal_actions() answers from them next.
-                left = self._list_matches(self.hands[seat])
+                left = self._list_matches(seat)
                 if left:
                     left.append(END)
                     self._listed = (seat, tuple(left))
@@ -1071,12 +1074,13 @@ class Game:
                        events: list[Event]) -> None:
         """A card from ``seat``'s hand to the end of the Center Row (added or placed)."""
         hand = self.hands[seat]
-        for index, held in enumerate(hand):  # _remove, written out
+        for index, held in enumerate(hand):  # hand.remove by identity (Card.__eq__ is Python)
             if held is card:
                 del hand[index]
                 break
         else:
             hand.remove(card)  # an equal card made elsewhere
+        self._counts[seat] -= _COUNT_UNIT[card.id]
         if self.options.dos_call:
             self._hand_changed(seat)
         self.center_row.append(card)
@@ -1087,13 +1091,14 @@ class Game:
         seat = self.current
         hand = self.hands[seat]
         cards = action.cards
-        for card in cards:  # _remove, written out: a match is the most frequent action
+        for card in cards:  # hand.remove by identity (Card.__eq__ is Python code)
             for place, held in enumerate(hand):
                 if held is card:
                     del hand[place]
                     break
             else:
                 hand.remove(card)  # an equal card made elsewhere
+            self._counts[seat] -= _COUNT_UNIT[card.id]
         if self.options.dos_call:
             self._hand_changed(seat)
         index = action.position - 1
@@ -1121,6 +1126,7 @@ class Game:
             events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
             return
         self.hands[seat].append(card)
+        self._counts[seat] += _COUNT_UNIT[card.id]
         if self.options.dos_call:
             self._hand_changed(seat)
         events.append(deferred_event(_DREW, seat, _drew_data, ((card,), "draw")))
@@ -1133,6 +1139,8 @@ class Game:
                 break
             drawn.append(card)
         self.hands[seat].extend(drawn)
+        for card in drawn:
+            self._counts[seat] += _COUNT_UNIT[card.id]
         if drawn and self.options.dos_call:
             self._hand_changed(seat)
         events.append(deferred_event(_DREW, seat, _drew_data, (drawn, reason)))
@@ -1279,6 +1287,7 @@ class Game:
         dealt = deck[:-HAND_SIZE * count - 1:-1]
         del deck[-HAND_SIZE * count:]
         self.hands = [dealt[(seat - first) % count::count] for seat in range(count)]
+        self._counts = [_count_hand(hand) for hand in self.hands]
         self.draw_pile = deck
         self.discard_pile = []
         self.center_row = []
@@ -1514,16 +1523,6 @@ def _turn_texts(text: str) -> list[str]:
     return parts
 
 
-def _remove(hand: list[Card], card: Card) -> None:
-    """``hand.remove(card)``, finding the card by identity first: cards are shared objects, and
-    ``list.remove`` calls ``Card.__eq__`` (Python code) on every card before it."""
-    for index, held in enumerate(hand):
-        if held is card:
-            del hand[index]
-            return
-    hand.remove(card)  # an equal card made elsewhere
-
-
 def _distinct_ids(hand: Sequence[Card]) -> list[int]:
     return sorted({card.id for card in hand})
 
@@ -1563,12 +1562,12 @@ def _count_unit(card: Card) -> int:
 _COUNT_UNIT = [_count_unit(card) for card in ALL_CARDS]  # by card id
 
 
-def _hand_counts(hand: Sequence[Card]) -> bytes:
-    """The hand's counts by value (see above): the sum of one unit per card."""
+def _count_hand(hand: Sequence[Card]) -> int:
+    """The hand's counts by value (see above) as one integer: the sum of one unit per card."""
     counts = 0
     for card in hand:  # a plain loop: for a few cards, cheaper than sum(map(...)) here
         counts += _COUNT_UNIT[card.id]
-    return counts.to_bytes(_COUNT_BYTES, "little")
+    return counts
 
 
 def _field_cards(byte: int, field: int) -> list[tuple[int, int]]:
@@ -1847,6 +1846,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game.dealer = seat(raw["dealer"])
     game.current = seat(raw["current"])
     game.hands = [cards(hand) for hand in raw["hands"]]
+    game._counts = [_count_hand(hand) for hand in game.hands]
     game.draw_pile = cards(raw["draw_pile"])
     game.discard_pile = cards(raw["discard_pile"])
     game.center_row = []

@@ -84,3 +84,18 @@ def test_the_draw_for_dealer_is_that_of_whole_shuffled_decks(
             deepest = max(deepest, sum(len(draw) for draw in expected[1]))
     if top < 8:  # (no tie in these games goes past 10 cards)
         assert deepest > top  # some draws went deeper than the partly shuffled top
+
+
+def test_the_hand_counts_kept_by_play_are_those_of_the_hands() -> None:
+    """Listing reads each hand's counts by value, which play keeps up to date card by card."""
+    for number, options in enumerate((Options(), Options(after_draw="any", dos_call=True),
+                                      Options(dos_call=True, dos_rule="v1"))):
+        game = Game.new(PLAYERS[:2 + number], f"fast-counts-{number}", options)
+        rng = random.Random(number)
+        while game.winner is None:
+            seat = rng.choice([s for s in range(len(game.players)) if game.legal_actions(s)])
+            legal = game.legal_actions(seat)
+            game.play(legal[rng.randrange(len(legal))], seat)
+            assert game._counts == [game_module._count_hand(hand) for hand in game.hands]
+        copy = Game.from_dict(game.to_dict())
+        assert copy._counts == game._counts
