@@ -489,14 +489,16 @@ class Game:
             number = row[index].number
             if number is None:  # a Wild # in the CR: any number 1-10 (1.5)
                 return self._list_wild_matches(self.hands[seat], counts, None)
+            field = counts[number]
+            lows: Sequence[int] = lows_by_number[number]
+            if not field and not lows:
+                continue  # nothing of the hand matches this card (the usual case)
             table = _MATCHES[index]
             position = index + 1
-            field = counts[number]
             if field:
                 for a in _IDS_IN_FIELD[number][field]:
                     key = a * _KEYS + _SINGLE
                     out.append(table[key] or _new_match(table, key, position, (ALL_CARDS[a],)))
-            lows: Sequence[int] = lows_by_number[number]
             if not lows:
                 continue
             if len(lows) > 1:  # in the order of the hand's values (of their first cards)
