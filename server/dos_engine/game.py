@@ -101,7 +101,7 @@ from dos_engine.matching import _canonical, mismatch_reason
 from dos_engine.matching import declare_match as declare_match
 from dos_engine.notation import resolve_action
 from dos_engine.options import Options
-from dos_engine.rng import derive_key, round_seed, seed_commitment, shuffle
+from dos_engine.rng import continue_shuffle, derive_key, round_seed, seed_commitment, shuffle
 from dos_engine.translation import N_, translator
 from dos_engine.wording import card_name, colour_name
 
@@ -114,6 +114,7 @@ _DISCARDED, _CR_FLIPPED, _TURN_ENDED = (EventKind.DISCARDED, EventKind.CR_FLIPPE
 _NO_BONUS, _DOUBLE_COLOUR = Bonus.NONE, Bonus.DOUBLE_COLOUR
 
 SCHEMA_VERSION = 1
+_SETTLE_STEPS = 24  # swaps of a draw pile's shuffle made at a time as it is drawn (6 blocks)
 HAND_SIZE = 7
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
@@ -212,6 +213,9 @@ class Game:
     __slots__ = (
         "_counts",
         "_listed",
+        "_pile",
+        "_pile_shuffle",
+        "_pile_unsettled",
         "actions_played",
         "added",
         "bonus_phase",
@@ -224,7 +228,6 @@ class Game:
         "discard_pile",
         "dos_calls",
         "dos_missed",
-        "draw_pile",
         "drawn",
         "hands",
         "has_drawn",
@@ -252,7 +255,14 @@ class Game:
     # By seat: its hand's counts by value (_count_hand), kept up to date with every
     # change of the hand so that listing needs no pass over the hand.
     _counts: list[int]
-    draw_pile: list[Card]  # top card last
+    # The draw pile (read it as ``draw_pile``), top card last. A round's shuffle (2.3) is made
+    # as deep as the deal goes and goes on as the pile is drawn, since most of the pile is
+    # never drawn before the round ends: the top ``len(_pile) - _pile_unsettled`` cards are
+    # where the whole shuffle puts them, and ``_pile_shuffle`` (the key, the stream values
+    # taken) says how the shuffle goes on below them (None once the pile is settled).
+    _pile: list[Card]
+    _pile_shuffle: tuple[bytes, int] | None
+    _pile_unsettled: int
     discard_pile: list[Card]
     center_row: list[Card]
     cr_matched: list[tuple[Card, ...] | None]
@@ -289,6 +299,9 @@ class Game:
         other = object.__new__(Game)
         other._counts = self._counts[:]
         other._listed = self._listed
+        other._pile = self._pile[:]
+        other._pile_shuffle = self._pile_shuffle
+        other._pile_unsettled = self._pile_unsettled
         other.actions_played = self.actions_played
         other.added = self.added
         other.bonus_phase = self.bonus_phase
@@ -301,7 +314,6 @@ class Game:
         other.discard_pile = self.discard_pile[:]
         other.dos_calls = self.dos_calls[:]
         other.dos_missed = self.dos_missed[:]
-        other.draw_pile = self.draw_pile[:]
         other.drawn = self.drawn
         other.hands = [hand[:] for hand in self.hands]
         other.has_drawn = self.has_drawn
@@ -317,6 +329,35 @@ class Game:
         other.turn_no = self.turn_no
         other.winner = self.winner
         return other
+
+    # -- the draw pile ------------------------------------------------------------------------
+
+    @property
+    def draw_pile(self) -> list[Card]:
+        """The draw pile, top card last."""
+        if self._pile_shuffle is not None:
+            self._settle_pile(len(self._pile))
+        return self._pile
+
+    @draw_pile.setter
+    def draw_pile(self, cards: list[Card]) -> None:
+        self._pile = cards
+        self._pile_shuffle = None
+        self._pile_unsettled = 0
+
+    def _settle_pile(self, steps: int) -> None:
+        """Go on with the draw pile's shuffle for ``steps`` more swaps (or to its end)."""
+        assert self._pile_shuffle is not None
+        key, taken = self._pile_shuffle
+        start = self._pile_unsettled - 1  # the place whose swap comes next
+        steps = min(steps, start)
+        taken = continue_shuffle(self._pile, key, start, taken, steps)
+        if steps == start:  # the last swap settles the bottom card too
+            self._pile_shuffle = None
+            self._pile_unsettled = 0
+        else:
+            self._pile_shuffle = (key, taken)
+            self._pile_unsettled = start - steps + 1
 
     # -- simple queries -----------------------------------------------------------------------
 
@@ -1122,7 +1163,8 @@ class Game:
     def _apply_draw(self, events: list[Event]) -> None:
         seat = self.current
         self.has_drawn = True
-        card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
+        pile = self._pile
+        card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
         self.drawn = card
         if card is None:
             events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
@@ -1168,7 +1210,8 @@ class Game:
 
     def _take_top(self, events: list[Event]) -> Card | None:
         """The top card of the draw pile, reshuffling the discard pile into it if needed (4.4)."""
-        if not self.draw_pile:
+        pile = self._pile
+        if not pile:
             if not self.discard_pile:
                 return None
             self.reshuffles += 1
@@ -1177,7 +1220,9 @@ class Game:
             shuffle(pile, derive_key(self.round_seed, "reshuffle", str(self.reshuffles)))
             self.draw_pile = pile
             events.append(Event(EventKind.RESHUFFLED, None, {"count": len(pile)}))
-        return self.draw_pile.pop()
+        elif len(pile) <= self._pile_unsettled:  # the shuffle has not settled the top card yet
+            self._settle_pile(_SETTLE_STEPS)
+        return pile.pop()
 
     def _apply_end(self, events: list[Event]) -> None:
         """The end of the matching (4.1-4.3) and, unless a bonus phase follows, of the turn."""
@@ -1237,7 +1282,8 @@ class Game:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
+            pile = self._pile
+            card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
             if card is None:
                 break
             self.center_row.append(card)
@@ -1282,7 +1328,11 @@ class Game:
         count = len(self.players)
         seed = self.round_seed
         deck = new_deck()
-        shuffle(deck, derive_key(seed, "deal"))
+        key = derive_key(seed, "deal")
+        # Shuffled as deep as the deal and the first two CR cards go (in whole blocks of the
+        # key's stream); the rest of the shuffle is made as the pile is drawn (see _pile).
+        depth = (HAND_SIZE * count + 2 + 3) // 4 * 4
+        taken = continue_shuffle(deck, key, len(deck) - 1, 0, depth)
         first = (self.dealer + 1) % count
         # One card at a time from the top (the end of the list), from the dealer's left: the
         # seat `step` places after `first` gets every count-th card of the dealt ones.
@@ -1290,7 +1340,9 @@ class Game:
         del deck[-HAND_SIZE * count:]
         self.hands = [dealt[(seat - first) % count::count] for seat in range(count)]
         self._counts = [_count_hand(hand) for hand in self.hands]
-        self.draw_pile = deck
+        self._pile = deck
+        self._pile_shuffle = (key, taken)
+        self._pile_unsettled = DECK_SIZE - depth
         self.discard_pile = []
         self.center_row = []
         self.cr_matched = []
@@ -1423,7 +1475,7 @@ class Game:
             dos_missed=tuple(self.dos_missed),
             dos_calls=tuple(self.dos_calls),
             dos_penalty=self.penalty,
-            draw_pile_size=len(self.draw_pile),
+            draw_pile_size=len(self._pile),
             discard_pile_size=len(self.discard_pile),
             options=self.options,
             winner=self.winner,
@@ -1495,7 +1547,7 @@ class Game:
         """How many cards the state holds in all (always 108, RULES.md 7)."""
         on_cr = sum(len(m) for m in self.cr_matched if m is not None)
         return (
-            len(self.draw_pile)
+            len(self._pile)
             + len(self.discard_pile)
             + len(self.center_row)
             + on_cr
