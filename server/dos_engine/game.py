@@ -572,9 +572,12 @@ class Game:
         """
         must = -1 if must_use is None else must_use.id
         wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
-        values = [value for value in range(1, 11) if counts[value]]
-        if len(values) > 1:  # in the order of their first card
-            values.sort(key=lambda value: _FIRST_ID[value][counts[value]])
+        firsts = []  # the first card of each value held, then in id order: the values' order
+        for value in range(1, 11):
+            field = counts[value]
+            if field:
+                firsts.append(_FIRST_ID[value][field])
+        firsts.sort()
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -600,7 +603,8 @@ class Game:
                     keys.append(a * _KEYS + _SINGLE)
                 for w in wilds:
                     keys.append(w * _KEYS + _SINGLE)
-                for value in values:
+                for first in firsts:
+                    value = _LEAST_VALUE[first]
                     rest = number - value
                     if rest < 1:
                         continue
@@ -628,9 +632,9 @@ class Game:
                                 keys.append(base + v)
             table = _MATCHES[index]
             position = index + 1
+            if must >= 0:  # only the matches that use the card that must be used
+                keys = [key for key in keys if must in divmod(key, _KEYS)]
             for key in keys:
-                if must >= 0 and must not in divmod(key, _KEYS):
-                    continue  # a match without the card that must be used
                 out.append(table[key] or _match_of_key(table, key, position))
         return out
 
