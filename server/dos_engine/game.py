@@ -977,8 +977,9 @@ class Game:
                 if left:
                     left.append(END)
                     self._listed = (seat, tuple(left))
-                    return events
-                self._apply_end(events)
+                else:  # the turn ends, or its bonus phase begins with a card to place
+                    self._apply_end(events)
+                return events
         elif isinstance(action, Draw):
             self._apply_draw(events)
             return events  # a draw leaves a match or an add to make
