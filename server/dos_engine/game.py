@@ -76,9 +76,12 @@ from dos_engine.cards import (
     ALL_CARDS,
     CARDS_BY_CODE,
     COLOURS,
+    COPIES_PER_COLOUR,
     DECK_SIZE,
     NUMBERS,
     WILD_DOS,
+    WILD_DOS_COUNT,
+    WILD_NUMBER_PER_COLOUR,
     Card,
     CardKind,
     new_deck,
@@ -1629,19 +1632,6 @@ def _count_hand(hand: Sequence[Card]) -> int:
     return counts
 
 
-def _field_cards(byte: int, field: int) -> list[tuple[int, int]]:
-    """(card id, count) of the cards that the byte of counts ``byte`` says are held, by id."""
-    if byte == 2:
-        return [(WILD_DOS.id, field)] if field else []
-    offset = 9 if byte == _WILD_NUMBER_BYTE else NUMBERS.index(byte)  # within a colour's ids
-    held = []
-    for colour in range(len(COLOURS)):
-        count = field >> 2 * colour & 3
-        if count:
-            held.append((colour * 10 + offset, count))
-    return held
-
-
 # By byte of counts (a value, or the Wild #s) and its field: the ids held, in id order; the
 # first of them; the pairs of two cards of that value, each once, a card with itself if held
 # twice, in the order of their first card, and the same as each card with its partners.
@@ -1654,17 +1644,39 @@ _SAME_VALUE_PARTNERS: list[list[tuple[tuple[int, tuple[int, ...]], ...]]] = [
 
 
 def _fill_field_tables() -> None:
-    for byte in range(1, _COUNT_BYTES):
+    # A field's colours, and each colour's partners of the same value, are the same in every
+    # byte up to the ids' offset: worked out once, then mapped to the ids of each byte (this
+    # runs at import). A colour holds at most 3 copies of a number and 2 of a Wild #: fields
+    # that hold more are left empty; the byte of the Wild DOS holds its count.
+    colours: list[tuple[int, ...]] = []
+    partners: list[tuple[tuple[int, tuple[int, ...]], ...]] = []
+    most: list[int] = []
+    for field in range(256):
+        counts = [field >> 2 * colour & 3 for colour in range(4)]
+        held = tuple(colour for colour in range(4) if counts[colour])
+        colours.append(held)
+        partners.append(tuple(
+            (a, tuple(b for b in held if b > a or (b == a and counts[a] > 1))) for a in held))
+        most.append(max(counts))
+    for byte in (*NUMBERS, _WILD_NUMBER_BYTE):
+        offset = 9 if byte == _WILD_NUMBER_BYTE else NUMBERS.index(byte)  # within a colour
+        limit = WILD_NUMBER_PER_COLOUR if byte == _WILD_NUMBER_BYTE else COPIES_PER_COLOUR[byte]
+        card_id = [colour * 10 + offset for colour in range(4)].__getitem__
         for field in range(1, 256):
-            held = _field_cards(byte, field)
-            _IDS_IN_FIELD[byte][field] = tuple(card for card, _ in held)
-            _FIRST_ID[byte][field] = held[0][0]
-            partners = tuple(
-                (a, tuple(b for b, _ in held if b > a or (b == a and count > 1)))
-                for a, count in held)
-            _SAME_VALUE_PARTNERS[byte][field] = partners
-            _SAME_VALUE_PAIRS[byte][field] = tuple(
-                (a, b) for a, others in partners for b in others)
+            if most[field] > limit:
+                continue  # more copies than the deck has
+            _IDS_IN_FIELD[byte][field] = tuple(map(card_id, colours[field]))
+            _FIRST_ID[byte][field] = card_id(colours[field][0])
+            same = tuple((card_id(a), tuple(map(card_id, others)))
+                         for a, others in partners[field])
+            _SAME_VALUE_PARTNERS[byte][field] = same
+            _SAME_VALUE_PAIRS[byte][field] = tuple((a, b) for a, others in same for b in others)
+    wild_dos = WILD_DOS.id
+    for count in range(1, WILD_DOS_COUNT + 1):
+        _IDS_IN_FIELD[2][count] = (wild_dos,)
+        _FIRST_ID[2][count] = wild_dos
+        _SAME_VALUE_PARTNERS[2][count] = ((wild_dos, (wild_dos,) if count > 1 else ()),)
+        _SAME_VALUE_PAIRS[2][count] = ((wild_dos, wild_dos),) if count > 1 else ()
 
 
 _fill_field_tables()
