@@ -983,6 +983,9 @@ class Game:
                 else:  # the turn ends, or its bonus phase begins with a card to place
                     self._apply_end(events)
                 return events
+            if not self.options.dos_call and self.options.after_draw == "drawn_card":
+                self._apply_end(events)  # the one match a drawn card allows (3.6) was made
+                return events
         elif isinstance(action, Draw):
             self._apply_draw(events)
             return events  # a draw leaves a match or an add to make
