@@ -72,7 +72,20 @@ from dos_engine.actions import (
     Place,
     split_turn,
 )
-from dos_engine.cards import ALL_CARDS, CARDS_BY_CODE, DECK_SIZE, Card, CardKind, new_deck
+from dos_engine.cards import (
+    ALL_CARDS,
+    CARDS_BY_CODE,
+    COLOURS,
+    COPIES_PER_COLOUR,
+    DECK_SIZE,
+    NUMBERS,
+    WILD_DOS,
+    WILD_DOS_COUNT,
+    WILD_NUMBER_PER_COLOUR,
+    Card,
+    CardKind,
+    new_deck,
+)
 from dos_engine.errors import (
     DosError,
     IllegalActionError,
@@ -91,7 +104,7 @@ from dos_engine.matching import _canonical, mismatch_reason
 from dos_engine.matching import declare_match as declare_match
 from dos_engine.notation import resolve_action
 from dos_engine.options import Options
-from dos_engine.rng import derive_key, round_seed, seed_commitment, shuffle
+from dos_engine.rng import continue_shuffle, derive_key, round_seed, seed_commitment, shuffle
 from dos_engine.translation import N_, translator
 from dos_engine.wording import card_name, colour_name
 
@@ -104,6 +117,7 @@ _DISCARDED, _CR_FLIPPED, _TURN_ENDED = (EventKind.DISCARDED, EventKind.CR_FLIPPE
 _NO_BONUS, _DOUBLE_COLOUR = Bonus.NONE, Bonus.DOUBLE_COLOUR
 
 SCHEMA_VERSION = 1
+_SETTLE_STEPS = 24  # swaps of a draw pile's shuffle made at a time as it is drawn (6 blocks)
 HAND_SIZE = 7
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
@@ -200,7 +214,11 @@ class Game:
     """A game of DOS in progress (or over). Create one with :meth:`new` or :func:`start_game`."""
 
     __slots__ = (
+        "_counts",
         "_listed",
+        "_pile",
+        "_pile_shuffle",
+        "_pile_unsettled",
         "actions_played",
         "added",
         "bonus_phase",
@@ -213,7 +231,6 @@ class Game:
         "discard_pile",
         "dos_calls",
         "dos_missed",
-        "draw_pile",
         "drawn",
         "hands",
         "has_drawn",
@@ -238,7 +255,17 @@ class Game:
     dealer: int
     current: int
     hands: list[list[Card]]
-    draw_pile: list[Card]  # top card last
+    # By seat: its hand's counts by value (_count_hand), kept up to date with every
+    # change of the hand so that listing needs no pass over the hand.
+    _counts: list[int]
+    # The draw pile (read it as ``draw_pile``), top card last. A round's shuffle (2.3) is made
+    # as deep as the deal goes and goes on as the pile is drawn, since most of the pile is
+    # never drawn before the round ends: the top ``len(_pile) - _pile_unsettled`` cards are
+    # where the whole shuffle puts them, and ``_pile_shuffle`` (the key, the stream values
+    # taken) says how the shuffle goes on below them (None once the pile is settled).
+    _pile: list[Card]
+    _pile_shuffle: tuple[bytes, int] | None
+    _pile_unsettled: int
     discard_pile: list[Card]
     center_row: list[Card]
     cr_matched: list[tuple[Card, ...] | None]
@@ -273,7 +300,11 @@ class Game:
         # Every slot written out (a loop of setattr/getattr costs several times more, and the
         # search bot copies a game for every playout); tests check that no slot is left out.
         other = object.__new__(Game)
+        other._counts = self._counts[:]
         other._listed = self._listed
+        other._pile = self._pile[:]
+        other._pile_shuffle = self._pile_shuffle
+        other._pile_unsettled = self._pile_unsettled
         other.actions_played = self.actions_played
         other.added = self.added
         other.bonus_phase = self.bonus_phase
@@ -286,7 +317,6 @@ class Game:
         other.discard_pile = self.discard_pile[:]
         other.dos_calls = self.dos_calls[:]
         other.dos_missed = self.dos_missed[:]
-        other.draw_pile = self.draw_pile[:]
         other.drawn = self.drawn
         other.hands = [hand[:] for hand in self.hands]
         other.has_drawn = self.has_drawn
@@ -302,6 +332,35 @@ class Game:
         other.turn_no = self.turn_no
         other.winner = self.winner
         return other
+
+    # -- the draw pile ------------------------------------------------------------------------
+
+    @property
+    def draw_pile(self) -> list[Card]:
+        """The draw pile, top card last."""
+        if self._pile_shuffle is not None:
+            self._settle_pile(len(self._pile))
+        return self._pile
+
+    @draw_pile.setter
+    def draw_pile(self, cards: list[Card]) -> None:
+        self._pile = cards
+        self._pile_shuffle = None
+        self._pile_unsettled = 0
+
+    def _settle_pile(self, steps: int) -> None:
+        """Go on with the draw pile's shuffle for ``steps`` more swaps (or to its end)."""
+        assert self._pile_shuffle is not None
+        key, taken = self._pile_shuffle
+        start = self._pile_unsettled - 1  # the place whose swap comes next
+        steps = min(steps, start)
+        taken = continue_shuffle(self._pile, key, start, taken, steps)
+        if steps == start:  # the last swap settles the bottom card too
+            self._pile_shuffle = None
+            self._pile_unsettled = 0
+        else:
+            self._pile_shuffle = (key, taken)
+            self._pile_unsettled = start - steps + 1
 
     # -- simple queries -----------------------------------------------------------------------
 
@@ -360,20 +419,19 @@ class Game:
             elif self.has_drawn:
                 if self.options.after_draw == "drawn_card":
                     if self.matches == 0:
-                        held = set(map(_card_id, hand))
                         if self.drawn is not None:
-                            actions = self._list_drawn_matches(hand, held, self.drawn)
-                        actions.extend(map(_ADD.__getitem__, sorted(held)))
+                            actions = self._list_drawn_matches(seat, self.drawn)
+                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
                 else:
-                    actions.extend(self._list_matches(hand))
+                    actions.extend(self._list_matches(seat))
                     if self.matches == 0:
                         actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
             else:
-                actions = self._list_matches(hand)  # a new list: ours to extend
+                actions = self._list_matches(seat)  # a new list: ours to extend
                 if self.matches == 0:
                     actions.append(DRAW)
                 else:
@@ -399,17 +457,17 @@ class Game:
         self._listed = (seat, tuple(actions))
         return actions
 
-    def _list_drawn_matches(self, hand: Sequence[Card], held: set[int],
-                            drawn: Card) -> list[Action]:
-        """``_list_matches(hand, must_use=drawn)``, the matches a drawn card allows (3.6).
+    def _list_drawn_matches(self, seat: int, drawn: Card) -> list[Action]:
+        """``_list_matches(seat, must_use=drawn)``, the matches a drawn card allows (3.6).
 
         Usually (no Wild # in the hand or on a free CR card) the drawn card's value alone says
         which CR cards it can match, and with which value of partner: the cards of that value
-        come from ``held`` (the ids of the hand's cards), in the listing's order.
+        come from the hand's counts by value, in the listing's order.
         """
         value = drawn.number
-        if value is None or not held.isdisjoint(_WILD_NUMBER_IDS):
-            return self._list_matches(hand, must_use=drawn)
+        counts = self._counts[seat].to_bytes(_COUNT_BYTES, "little")
+        if value is None or counts[_WILD_NUMBER_BYTE]:
+            return self._list_wild_matches(self.hands[seat], counts, drawn)
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -420,7 +478,7 @@ class Game:
                 continue
             number = row[index].number
             if number is None:  # a Wild # in the CR
-                return self._list_matches(hand, must_use=drawn)
+                return self._list_wild_matches(self.hands[seat], counts, drawn)
             table = _MATCHES[index]
             position = index + 1
             if number == value:
@@ -431,150 +489,156 @@ class Game:
                 continue
             if rest > value:  # the drawn card first, then each card of value rest
                 base = drawn_id * _KEYS
-                for other in _IDS_BY_VALUE[rest]:
-                    if other in held:
-                        key = base + other
-                        out.append(table[key]
-                                   or _new_match(table, key, position, (drawn, ALL_CARDS[other])))
+                for other in _IDS_IN_FIELD[rest][counts[rest]]:
+                    key = base + other
+                    out.append(table[key]
+                               or _new_match(table, key, position, (drawn, ALL_CARDS[other])))
             elif rest < value:  # each card of value rest, then the drawn card
-                for other in _IDS_BY_VALUE[rest]:
-                    if other in held:
-                        key = other * _KEYS + drawn_id
-                        out.append(table[key]
-                                   or _new_match(table, key, position, (ALL_CARDS[other], drawn)))
-            else:  # two cards of the drawn card's value: pairs in order of their first card
-                same = [other for other in _IDS_BY_VALUE[value] if other in held]
-                twice = list(map(_card_id, hand)).count(drawn_id) > 1
-                for a in same:
-                    for b in same:
-                        if (b > a or (b == a and twice)) and drawn_id in (a, b):
-                            key = a * _KEYS + b
-                            out.append(table[key] or _new_match(
-                                table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+                for other in _IDS_IN_FIELD[rest][counts[rest]]:
+                    key = other * _KEYS + drawn_id
+                    out.append(table[key]
+                               or _new_match(table, key, position, (ALL_CARDS[other], drawn)))
+            else:  # two cards of the drawn card's value: the pairs that hold the drawn card
+                for a, b in _SAME_VALUE_PAIRS[value][counts[value]]:
+                    if a == drawn_id or b == drawn_id:
+                        key = a * _KEYS + b
+                        out.append(table[key] or _new_match(
+                            table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
         return out
 
-    def _list_matches(self, hand: Sequence[Card], must_use: Card | None = None) -> list[Action]:
-        """Enumerate matches from the hand's value table, not by trying every pair of cards.
+    def _list_matches(self, seat: int, must_use: Card | None = None) -> list[Action]:
+        """The matches of seat's hand on the free CR cards, in the listing's order: by CR position,
+        singles before pairs, pairs by the hand's values in the order of their first card.
 
-        For a CR number N each value v of the hand pairs only with the hand's cards of value
-        N - v; a Wild # pairs with every card that leaves it 1-10. The order (CR position, then
-        singles before pairs, pairs by the hand's values in order of first card) is the one
-        seeded bots and the positional numbers of the client have always seen.
+        They are read from the hand's counts by value (:func:`_count_hand`), not by trying
+        every pair of cards: the singles on a CR number N are the hand's cards of value N, its
+        pairs the cards of values v and N - v when the hand holds both. This is the usual case,
+        written out; a Wild # (in the hand or the CR) or a card that must be used goes to
+        :meth:`_list_wild_matches`.
         """
-        # The hand indexed by value: the number cards by value (values in order of their first
-        # card), the Wild #s, the cards held more than once.
-        by_value: dict[int, list[Card]] = {}
-        wilds: list[Card] = []
-        doubled = 0  # bit i set: the card of id i is held twice (no Card.__hash__ calls)
-        mask = 0  # bit v set: the hand holds a card of value v
-        previous = None
-        ordered = sorted(hand, key=_card_id)
-        for card in ordered:
-            if card is previous:
-                doubled |= 1 << card.id
-                continue
-            previous = card
-            value = card.number
-            if value is None:
-                wilds.append(card)
-            elif value in by_value:
-                by_value[value].append(card)
-            else:
-                by_value[value] = [card]
-                mask |= 1 << value
-        must_value = None if must_use is None else must_use.number
+        counts = self._counts[seat].to_bytes(_COUNT_BYTES, "little")
+        if must_use is not None or counts[_WILD_NUMBER_BYTE]:
+            return self._list_wild_matches(self.hands[seat], counts, must_use)
+        # _lows_by_number, written out: this runs for most actions
+        lows_by_number = _LOWS_BY_PRESENCE.get(counts.translate(_PRESENT))
+        if lows_by_number is None:
+            lows_by_number = _lows_by_number(counts)
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
-        out: list[Action] = []  # all matches, typed so that legal_actions can add to it
+        out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
                 continue
             number = row[index].number
-            if number is not None and not wilds:
-                # The usual case, written out: no Wild # on either side. A pair is two values
-                # v <= w with v + w = number; the table of the values the hand holds gives the
-                # v's at once (usually none), instead of trying every value of the hand.
-                table = _MATCHES[index]
-                position = index + 1
-                if number in by_value and (must_value is None or must_value == number):
-                    for a in by_value[number]:
-                        if must_use is None or a is must_use:
-                            key = a.id * _KEYS + _SINGLE
-                            out.append(table[key] or _new_match(table, key, position, (a,)))
-                lows = _LOWS[number * _MASKS + mask]
-                if lows is None:
-                    lows = _lows(number, mask)
-                if not lows:
-                    continue
-                if len(lows) > 1:  # in the order of the hand's values (of their first cards)
-                    lows = tuple([value for value in by_value if value in lows])
-                for value in lows:
-                    rest = number - value
-                    if must_value is not None and must_value != value and must_value != rest:
-                        continue  # no pair here can hold the card that must be used
-                    same = by_value[value]
-                    others = by_value[rest] if rest != value else same
-                    for a in same:
-                        base = a.id * _KEYS
-                        for b in others:
-                            if rest == value and not (b.id > a.id or (b is a and doubled >> a.id & 1)):
-                                continue  # each pair of one value once, a card twice if doubled
-                            if must_use is None or a is must_use or b is must_use:
-                                key = base + b.id
-                                out.append(table[key] or _new_match(table, key, position, (a, b)))
+            if number is None:  # a Wild # in the CR: any number 1-10 (1.5)
+                return self._list_wild_matches(self.hands[seat], counts, None)
+            field = counts[number]
+            lows: Sequence[int] = lows_by_number[number]
+            if not field and not lows:
+                continue  # nothing of the hand matches this card (the usual case)
+            table = _MATCHES[index]
+            position = index + 1
+            if field:
+                for a in _IDS_IN_FIELD[number][field]:
+                    key = a * _KEYS + _SINGLE
+                    out.append(table[key] or _new_match(table, key, position, (ALL_CARDS[a],)))
+            if not lows:
                 continue
-            singles: Sequence[Card]
-            pairs: list[tuple[Card, Card]] = []
+            if len(lows) > 1:  # in the order of the hand's values (of their first cards)
+                lows = sorted(lows, key=lambda value: _FIRST_ID[value][counts[value]])
+            for value in lows:
+                rest = number - value
+                if rest == value:  # two cards of one value: each pair once
+                    for a, b in _SAME_VALUE_PAIRS[value][counts[value]]:
+                        key = a * _KEYS + b
+                        out.append(table[key] or _new_match(
+                            table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+                    continue
+                others = _IDS_IN_FIELD[rest][counts[rest]]
+                for a in _IDS_IN_FIELD[value][counts[value]]:
+                    base = a * _KEYS
+                    for b in others:
+                        key = base + b
+                        out.append(table[key] or _new_match(
+                            table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
+        return out
+
+    def _list_wild_matches(self, hand: Sequence[Card], counts: bytes,
+                           must_use: Card | None) -> list[Action]:
+        """``_list_matches`` with Wild # cards about, or keeping only the matches that use
+        ``must_use``, in the same order.
+
+        A Wild # in the hand is a single on any CR number and pairs with every card of a lower
+        value (and with another Wild #); a Wild # in the CR is any number 1-10, so every card
+        is a single on it and every two cards that make at most 10 are a pair (1.3, 1.5).
+        """
+        must = -1 if must_use is None else must_use.id
+        wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
+        firsts = []  # the first card of each value held, then in id order: the values' order
+        for value in range(1, 11):
+            field = counts[value]
+            if field:
+                firsts.append(_FIRST_ID[value][field])
+        firsts.sort()
+        row = self.center_row
+        if len(_MATCHES) < len(row):
+            _add_match_tables(len(row))
+        out: list[Action] = []
+        for index, matched in enumerate(self.cr_matched):
+            if matched is not None:
+                continue
+            number = row[index].number
+            # The matches' keys in _MATCHES (a single's second card is _SINGLE), in order.
+            keys: list[int] = []
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
-                distinct = [card for i, card in enumerate(ordered)  # each card once, by id
-                            if not i or card is not ordered[i - 1]]
-                singles = distinct
-                for i, a in enumerate(distinct):
-                    low = a.number or 1
-                    for b in distinct[i:]:
-                        if (b is not a or doubled >> a.id & 1) and low + (b.number or 1) <= 10:
-                            pairs.append((a, b))
+                held = _distinct_ids(hand)
+                for a in held:
+                    keys.append(a * _KEYS + _SINGLE)
+                for i, a in enumerate(held):
+                    base = a * _KEYS
+                    low = _LEAST_VALUE[a]
+                    for b in held[i:]:
+                        if (b != a or _held_twice(counts, a)) and low + _LEAST_VALUE[b] <= 10:
+                            keys.append(base + b)
             else:
-                singles = by_value.get(number, ())
-                if wilds:
-                    singles = [*singles, *wilds]
-                for value, same in by_value.items():
+                for a in _IDS_IN_FIELD[number][counts[number]]:
+                    keys.append(a * _KEYS + _SINGLE)
+                for w in wilds:
+                    keys.append(w * _KEYS + _SINGLE)
+                for first in firsts:
+                    value = _LEAST_VALUE[first]
                     rest = number - value
-                    if rest < 1 or (must_value is not None and must_value != value
-                                     and must_value != rest):
-                        continue  # nothing to pair, or no pair can hold the card that must be used
-                    if rest > value:
-                        for a in same:
-                            for b in by_value.get(rest, ()):
-                                pairs.append((a, b))
-                            for w in wilds:  # the Wild # is declared as `rest`
-                                pairs.append((a, w))
-                    elif rest == value:
-                        for a in same:
-                            for b in same:
-                                if b.id > a.id or (b is a and doubled >> a.id & 1):
-                                    pairs.append((a, b))
+                    if rest < 1:
+                        continue
+                    field = counts[value]
+                    if rest == value:
+                        for a, partners in _SAME_VALUE_PARTNERS[value][field]:
+                            base = a * _KEYS
+                            for b in partners:
+                                keys.append(base + b)
                             for w in wilds:
-                                pairs.append((a, w))
-                    elif wilds:
-                        for a in same:
-                            for w in wilds:
-                                pairs.append((a, w))
-                if wilds and number >= 2:
+                                keys.append(base + w)
+                        continue
+                    others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
+                    for a in _IDS_IN_FIELD[value][field]:
+                        base = a * _KEYS
+                        for b in others:
+                            keys.append(base + b)
+                        for w in wilds:
+                            keys.append(base + w)
+                if wilds and number >= 2:  # two Wild #s make any number from 2 (1.3)
                     for i, w in enumerate(wilds):
+                        base = w * _KEYS
                         for v in wilds[i:]:
-                            if v is not w or doubled >> w.id & 1:
-                                pairs.append((w, v))
-            matches = _MATCHES[index]
-            for card in singles:
-                if must_use is None or card is must_use:
-                    key = card.id * _KEYS + _SINGLE
-                    out.append(matches[key] or _new_match(matches, key, index + 1, (card,)))
-            for a, b in pairs:
-                if must_use is None or a is must_use or b is must_use:
-                    key = a.id * _KEYS + b.id
-                    out.append(matches[key] or _new_match(matches, key, index + 1, (a, b)))
+                            if v != w or _held_twice(counts, w):
+                                keys.append(base + v)
+            table = _MATCHES[index]
+            position = index + 1
+            if must >= 0:  # only the matches that use the card that must be used
+                keys = [key for key in keys if must in divmod(key, _KEYS)]
+            for key in keys:
+                out.append(table[key] or _match_of_key(table, key, position))
         return out
 
     def _only_end_left(self) -> bool:
@@ -908,14 +972,36 @@ class Game:
         self.actions_played += 1
         if isinstance(action, Match):
             self._apply_match(action, events)
+            if not self.has_drawn and not self.options.dos_call:
+                # Without DOS calls the legal actions after a match are the matches left and
+                # 'end': listed once here, they say whether the turn ends by itself, and
+                # legal_actions() answers from them next.
+                left = self._list_matches(seat)
+                if left:
+                    left.append(END)
+                    self._listed = (seat, tuple(left))
+                else:  # the turn ends, or its bonus phase begins with a card to place
+                    self._apply_end(events)
+                return events
+            if not self.options.dos_call and self.options.after_draw == "drawn_card":
+                self._apply_end(events)  # the one match a drawn card allows (3.6) was made
+                return events
         elif isinstance(action, Draw):
             self._apply_draw(events)
+            return events  # a draw leaves a match or an add to make
         elif isinstance(action, Add):
             self._to_center_row(seat, action.card, _ADDED, events)
             self.added = True
+            if not self.options.dos_call:  # 'end' is all that is left
+                self._apply_end(events)
+                return events
         elif isinstance(action, Place):
             self._to_center_row(seat, action.card, _PLACED, events)
             self.placements_left -= 1
+            if not self.options.dos_call:
+                if not (self.placements_left and self.hands[seat]):  # 'end' is all that is left
+                    self._apply_end(events)
+                return events
         elif isinstance(action, End):
             self._apply_end(events)
         elif isinstance(action, CallDos):
@@ -1041,7 +1127,14 @@ class Game:
     def _to_center_row(self, seat: int, card: Card, kind: EventKind,
                        events: list[Event]) -> None:
         """A card from ``seat``'s hand to the end of the Center Row (added or placed)."""
-        _remove(self.hands[seat], card)
+        hand = self.hands[seat]
+        for index, held in enumerate(hand):  # hand.remove by identity (Card.__eq__ is Python)
+            if held is card:
+                del hand[index]
+                break
+        else:
+            hand.remove(card)  # an equal card made elsewhere
+        self._counts[seat] -= _COUNT_UNIT[card.id]
         if self.options.dos_call:
             self._hand_changed(seat)
         self.center_row.append(card)
@@ -1052,13 +1145,14 @@ class Game:
         seat = self.current
         hand = self.hands[seat]
         cards = action.cards
-        for card in cards:  # _remove, written out: a match is the most frequent action
+        for card in cards:  # hand.remove by identity (Card.__eq__ is Python code)
             for place, held in enumerate(hand):
                 if held is card:
                     del hand[place]
                     break
             else:
                 hand.remove(card)  # an equal card made elsewhere
+            self._counts[seat] -= _COUNT_UNIT[card.id]
         if self.options.dos_call:
             self._hand_changed(seat)
         index = action.position - 1
@@ -1080,12 +1174,14 @@ class Game:
     def _apply_draw(self, events: list[Event]) -> None:
         seat = self.current
         self.has_drawn = True
-        card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
+        pile = self._pile
+        card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
         self.drawn = card
         if card is None:
             events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
             return
         self.hands[seat].append(card)
+        self._counts[seat] += _COUNT_UNIT[card.id]
         if self.options.dos_call:
             self._hand_changed(seat)
         events.append(deferred_event(_DREW, seat, _drew_data, ((card,), "draw")))
@@ -1098,6 +1194,8 @@ class Game:
                 break
             drawn.append(card)
         self.hands[seat].extend(drawn)
+        for card in drawn:
+            self._counts[seat] += _COUNT_UNIT[card.id]
         if drawn and self.options.dos_call:
             self._hand_changed(seat)
         events.append(deferred_event(_DREW, seat, _drew_data, (drawn, reason)))
@@ -1123,7 +1221,8 @@ class Game:
 
     def _take_top(self, events: list[Event]) -> Card | None:
         """The top card of the draw pile, reshuffling the discard pile into it if needed (4.4)."""
-        if not self.draw_pile:
+        pile = self._pile
+        if not pile:
             if not self.discard_pile:
                 return None
             self.reshuffles += 1
@@ -1132,7 +1231,9 @@ class Game:
             shuffle(pile, derive_key(self.round_seed, "reshuffle", str(self.reshuffles)))
             self.draw_pile = pile
             events.append(Event(EventKind.RESHUFFLED, None, {"count": len(pile)}))
-        return self.draw_pile.pop()
+        elif len(pile) <= self._pile_unsettled:  # the shuffle has not settled the top card yet
+            self._settle_pile(_SETTLE_STEPS)
+        return pile.pop()
 
     def _apply_end(self, events: list[Event]) -> None:
         """The end of the matching (4.1-4.3) and, unless a bonus phase follows, of the turn."""
@@ -1168,13 +1269,23 @@ class Game:
             self.dos_missed[seat] = True
             events.append(Event(EventKind.DOS_MISSED, seat))
         following = (seat + 1) % len(self.players)
-        events.append(Event(_TURN_ENDED, seat, {"next": following if hand else None}))
+        events.append(deferred_event(_TURN_ENDED, seat, _turn_ended_data,
+                                     (following if hand else None,)))
         if not hand:
             self._end_round(seat, events)
             return
         self.current = following
         self.turn_no += 1
-        self._reset_turn()
+        # _reset_turn, written out: this runs once a turn
+        self.drawn = None
+        self.has_drawn = False
+        self.matches = 0
+        self.added = False
+        self.bonuses = 0
+        self.bonus_phase = False
+        self.placements_left = 0
+        self.called_dos = False
+        self.penalty = 0
         if not printed:
             self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
@@ -1182,7 +1293,8 @@ class Game:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            card = self.draw_pile.pop() if self.draw_pile else self._take_top(events)
+            pile = self._pile
+            card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
             if card is None:
                 break
             self.center_row.append(card)
@@ -1206,20 +1318,10 @@ class Game:
         points = [sum([_POINTS[card.id] for card in hand]) for hand in self.hands]
         scored = sum(points) - points[winner]
         self.scores[winner] += scored
-        events.append(
-            Event(
-                EventKind.ROUND_OVER,
-                winner,
-                {
-                    "round": self.round_no,
-                    "hands": [[c.code for c in sorted(hand, key=_card_id)] for hand in self.hands],
-                    "points": points,
-                    "scored": scored,
-                    "scores": list(self.scores),
-                    "round_seed": self.round_seed,
-                },
-            )
-        )
+        events.append(deferred_event(
+            EventKind.ROUND_OVER, winner, _round_over_data,
+            (self.round_no, [tuple(hand) for hand in self.hands], points, scored,
+             list(self.scores), self.seed)))
         if self.scores[winner] >= self.options.target_score:
             self.winner = winner
             self._reset_turn()
@@ -1237,14 +1339,21 @@ class Game:
         count = len(self.players)
         seed = self.round_seed
         deck = new_deck()
-        shuffle(deck, derive_key(seed, "deal"))
+        key = derive_key(seed, "deal")
+        # Shuffled as deep as the deal and the first two CR cards go (in whole blocks of the
+        # key's stream); the rest of the shuffle is made as the pile is drawn (see _pile).
+        depth = (HAND_SIZE * count + 2 + 3) // 4 * 4
+        taken = continue_shuffle(deck, key, len(deck) - 1, 0, depth)
         first = (self.dealer + 1) % count
         # One card at a time from the top (the end of the list), from the dealer's left: the
         # seat `step` places after `first` gets every count-th card of the dealt ones.
         dealt = deck[:-HAND_SIZE * count - 1:-1]
         del deck[-HAND_SIZE * count:]
         self.hands = [dealt[(seat - first) % count::count] for seat in range(count)]
-        self.draw_pile = deck
+        self._counts = [_count_hand(hand) for hand in self.hands]
+        self._pile = deck
+        self._pile_shuffle = (key, taken)
+        self._pile_unsettled = DECK_SIZE - depth
         self.discard_pile = []
         self.center_row = []
         self.cr_matched = []
@@ -1254,23 +1363,10 @@ class Game:
         self.dos_missed = [False] * count
         self.dos_calls = [False] * count
         self._reset_turn()
-        events.append(
-            Event(
-                EventKind.ROUND_STARTED,
-                None,
-                {
-                    "round": self.round_no,
-                    "dealer": self.dealer,
-                    "first": first,
-                    "seed_commitment": seed_commitment(seed),
-                },
-            )
-        )
+        events.append(deferred_event(EventKind.ROUND_STARTED, None, _round_started_data,
+                                     (self.round_no, self.dealer, first, seed)))
         for seat in range(count):
-            events.append(
-                Event(_DREW, seat, {"count": HAND_SIZE, "reason": "deal"},
-                      {"cards": [c.code for c in self.hands[seat]]})
-            )
+            events.append(deferred_event(_DREW, seat, _drew_data, (tuple(self.hands[seat]), "deal")))
         self._refill(events, "deal")
 
     # -- declarations, descriptions -----------------------------------------------------------
@@ -1390,7 +1486,7 @@ class Game:
             dos_missed=tuple(self.dos_missed),
             dos_calls=tuple(self.dos_calls),
             dos_penalty=self.penalty,
-            draw_pile_size=len(self.draw_pile),
+            draw_pile_size=len(self._pile),
             discard_pile_size=len(self.discard_pile),
             options=self.options,
             winner=self.winner,
@@ -1462,7 +1558,7 @@ class Game:
         """How many cards the state holds in all (always 108, RULES.md 7)."""
         on_cr = sum(len(m) for m in self.cr_matched if m is not None)
         return (
-            len(self.draw_pile)
+            len(self._pile)
             + len(self.discard_pile)
             + len(self.center_row)
             + on_cr
@@ -1492,25 +1588,11 @@ def _turn_texts(text: str) -> list[str]:
     return parts
 
 
-def _remove(hand: list[Card], card: Card) -> None:
-    """``hand.remove(card)``, finding the card by identity first: cards are shared objects, and
-    ``list.remove`` calls ``Card.__eq__`` (Python code) on every card before it."""
-    for index, held in enumerate(hand):
-        if held is card:
-            del hand[index]
-            return
-    hand.remove(card)  # an equal card made elsewhere
-
-
 def _distinct_ids(hand: Sequence[Card]) -> list[int]:
-    return sorted(set(map(_card_id, hand)))
+    return sorted({card.id for card in hand})
 
 
 _card_id = attrgetter("id")
-# The ids of the cards that count as each value 1-10 (no Wild #), in id order; the Wild # ids.
-_IDS_BY_VALUE: list[tuple[int, ...]] = [
-    tuple(card.id for card in ALL_CARDS if card.number == value) for value in range(11)]
-_WILD_NUMBER_IDS = frozenset(card.id for card in ALL_CARDS if card.kind is CardKind.WILD_NUMBER)
 
 # Matches are immutable, so listing reuses one object per (CR position, cards): the table of
 # position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
@@ -1525,6 +1607,111 @@ _MASKS = 1 << 11
 _LOWS: list[tuple[int, ...] | None] = [None] * (11 * _MASKS)
 
 
+# -- the hand as counts by value -----------------------------------------------------------
+# A hand's cards counted in 12 bytes: byte v (1-10) holds the hand's cards of value v, two bits
+# of count per colour (a colour has at most three copies of a number), the Wild DOS count (up to
+# 12) filling byte 2; byte 11 holds the Wild # cards the same way. Listing reads the cards of one
+# value as one small number instead of going through the hand card by card.
+_WILD_NUMBER_BYTE = 11
+_COUNT_BYTES = 12
+
+
+def _count_unit(card: Card) -> int:
+    if card.kind is CardKind.WILD_DOS:
+        return 1 << 8 * 2
+    assert card.colour is not None
+    byte = _WILD_NUMBER_BYTE if card.number is None else card.number
+    return 1 << (8 * byte + 2 * COLOURS.index(card.colour))
+
+
+_COUNT_UNIT = [_count_unit(card) for card in ALL_CARDS]  # by card id
+
+
+def _count_hand(hand: Sequence[Card]) -> int:
+    """The hand's counts by value (see above) as one integer: the sum of one unit per card."""
+    counts = 0
+    for card in hand:  # a plain loop: for a few cards, cheaper than sum(map(...)) here
+        counts += _COUNT_UNIT[card.id]
+    return counts
+
+
+# By byte of counts (a value, or the Wild #s) and its field: the ids held, in id order; the
+# first of them; the pairs of two cards of that value, each once, a card with itself if held
+# twice, in the order of their first card, and the same as each card with its partners.
+_IDS_IN_FIELD: list[list[tuple[int, ...]]] = [[()] * 256 for _ in range(_COUNT_BYTES)]
+_FIRST_ID: list[list[int]] = [[-1] * 256 for _ in range(_COUNT_BYTES)]
+_SAME_VALUE_PAIRS: list[list[tuple[tuple[int, int], ...]]] = [
+    [()] * 256 for _ in range(_COUNT_BYTES)]
+_SAME_VALUE_PARTNERS: list[list[tuple[tuple[int, tuple[int, ...]], ...]]] = [
+    [()] * 256 for _ in range(_COUNT_BYTES)]
+
+
+def _fill_field_tables() -> None:
+    # A field's colours, and each colour's partners of the same value, are the same in every
+    # byte up to the ids' offset: worked out once, then mapped to the ids of each byte (this
+    # runs at import). A colour holds at most 3 copies of a number and 2 of a Wild #: fields
+    # that hold more are left empty; the byte of the Wild DOS holds its count.
+    colours: list[tuple[int, ...]] = []
+    partners: list[tuple[tuple[int, tuple[int, ...]], ...]] = []
+    most: list[int] = []
+    for field in range(256):
+        counts = [field >> 2 * colour & 3 for colour in range(4)]
+        held = tuple(colour for colour in range(4) if counts[colour])
+        colours.append(held)
+        partners.append(tuple(
+            (a, tuple(b for b in held if b > a or (b == a and counts[a] > 1))) for a in held))
+        most.append(max(counts))
+    for byte in (*NUMBERS, _WILD_NUMBER_BYTE):
+        offset = 9 if byte == _WILD_NUMBER_BYTE else NUMBERS.index(byte)  # within a colour
+        limit = WILD_NUMBER_PER_COLOUR if byte == _WILD_NUMBER_BYTE else COPIES_PER_COLOUR[byte]
+        card_id = [colour * 10 + offset for colour in range(4)].__getitem__
+        for field in range(1, 256):
+            if most[field] > limit:
+                continue  # more copies than the deck has
+            _IDS_IN_FIELD[byte][field] = tuple(map(card_id, colours[field]))
+            _FIRST_ID[byte][field] = card_id(colours[field][0])
+            same = tuple((card_id(a), tuple(map(card_id, others)))
+                         for a, others in partners[field])
+            _SAME_VALUE_PARTNERS[byte][field] = same
+            _SAME_VALUE_PAIRS[byte][field] = tuple((a, b) for a, others in same for b in others)
+    wild_dos = WILD_DOS.id
+    for count in range(1, WILD_DOS_COUNT + 1):
+        _IDS_IN_FIELD[2][count] = (wild_dos,)
+        _FIRST_ID[2][count] = wild_dos
+        _SAME_VALUE_PARTNERS[2][count] = ((wild_dos, (wild_dos,) if count > 1 else ()),)
+        _SAME_VALUE_PAIRS[2][count] = ((wild_dos, wild_dos),) if count > 1 else ()
+
+
+_fill_field_tables()
+
+# By card id: where its count sits in the counts (byte, shift, mask), and the least value it
+# can count as (a Wild # counts as 1 to 10).
+_COUNT_PLACE: list[tuple[int, int, int]] = [
+    ((unit.bit_length() - 1) // 8, (unit.bit_length() - 1) % 8, 255 if card is WILD_DOS else 3)
+    for unit, card in zip(_COUNT_UNIT, ALL_CARDS, strict=True)]
+_LEAST_VALUE = [card.number or 1 for card in ALL_CARDS]
+
+
+def _held_twice(counts: bytes, card_id: int) -> bool:
+    byte, shift, mask = _COUNT_PLACE[card_id]
+    return counts[byte] >> shift & mask > 1
+
+
+def _lows_by_number(counts: bytes) -> tuple[tuple[int, ...], ...]:
+    """By CR number: the values v <= number - v of the pairs the hand can make (``_LOWS``)."""
+    present = counts.translate(_PRESENT)
+    found = _LOWS_BY_PRESENCE.get(present)
+    if found is None:
+        mask = sum(1 << value for value in range(1, 11) if present[value])
+        found = _LOWS_BY_PRESENCE[present] = tuple(
+            _lows(number, mask) for number in range(11))
+    return found
+
+
+_PRESENT = bytes([0] + [1] * 255)  # a byte of counts -> whether it holds any card
+_LOWS_BY_PRESENCE: dict[bytes, tuple[tuple[int, ...], ...]] = {}  # at most 2^12 entries
+
+
 def _lows(number: int, mask: int) -> tuple[int, ...]:
     lows = tuple(v for v in range(1, number // 2 + 1)
                  if mask >> v & 1 and mask >> (number - v) & 1)
@@ -1535,6 +1722,13 @@ def _lows(number: int, mask: int) -> tuple[int, ...]:
 def _add_match_tables(positions: int) -> None:
     while len(_MATCHES) < positions:
         _MATCHES.append([None] * (len(ALL_CARDS) * _KEYS))
+
+
+def _match_of_key(matches: list[Match | None], key: int, position: int) -> Match:
+    first, second = divmod(key, _KEYS)
+    cards = ((ALL_CARDS[first],) if second == _SINGLE
+             else (ALL_CARDS[first], ALL_CARDS[second]))
+    return _new_match(matches, key, position, cards)
 
 
 def _new_match(matches: list[Match | None], key: int, position: int,
@@ -1575,6 +1769,31 @@ def _discarded_data(cards: list[Card]) -> _EventData:
 
 def _flipped_data(cards: list[Card], reason: str) -> _EventData:
     return {"cards": [c.code for c in cards], "reason": reason}, None
+
+
+def _turn_ended_data(following: int | None) -> _EventData:
+    return {"next": following}, None
+
+
+def _round_over_data(round_no: int, hands: list[tuple[Card, ...]], points: list[int],
+                     scored: int, scores: list[int], seed: str) -> _EventData:
+    return {
+        "round": round_no,
+        "hands": [[c.code for c in sorted(hand, key=_card_id)] for hand in hands],
+        "points": points,
+        "scored": scored,
+        "scores": scores,
+        "round_seed": round_seed(seed, round_no),
+    }, None
+
+
+def _round_started_data(round_no: int, dealer: int, first: int, seed: str) -> _EventData:
+    return {
+        "round": round_no,
+        "dealer": dealer,
+        "first": first,
+        "seed_commitment": seed_commitment(seed),
+    }, None
 
 
 def start_game(
@@ -1701,6 +1920,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     game.dealer = seat(raw["dealer"])
     game.current = seat(raw["current"])
     game.hands = [cards(hand) for hand in raw["hands"]]
+    game._counts = [_count_hand(hand) for hand in game.hands]
     game.draw_pile = cards(raw["draw_pile"])
     game.discard_pile = cards(raw["discard_pile"])
     game.center_row = []

@@ -102,39 +102,56 @@ def shuffle(items: list[T], key: bytes, top: int | None = None) -> None:
     if count < 2:
         return
     steps = count - 1 if top is None else max(0, min(top, count - 1))
-    blocks = (steps + 3) // 4  # one u64 per swap, four per block
-    counters = _COUNTERS[:blocks] if blocks <= len(_COUNTERS) else [
-        n.to_bytes(8, "big") for n in range(blocks)]
+    continue_shuffle(items, key, count - 1, 0, steps)
+
+
+def continue_shuffle(items: list[T], key: bytes, start: int, taken: int, steps: int) -> int:
+    """Make ``steps`` more swaps of the shuffle of ``items`` by ``key``: those of i = ``start``,
+    ``start - 1``, ..., reading the key's stream from its value number ``taken`` (how many the
+    swaps before took). Return how many values the swaps have taken in all.
+
+    ``shuffle(items, key, top)`` is ``continue_shuffle(items, key, len(items) - 1, 0, top)``,
+    and a shuffle made in parts, each going on where the one before stopped, makes the same
+    swaps as one made at once: a draw pile settles its order as it is drawn (``Game._pile``).
+    """
+    if steps <= 0:
+        return taken
+    first = taken // 4  # the block of the stream that holds value number ``taken``
+    blocks = (taken + steps + 3) // 4 - first  # one u64 per swap, four per block
+    counters = (_COUNTERS[first:first + blocks] if first + blocks <= len(_COUNTERS)
+                else [n.to_bytes(8, "big") for n in range(first, first + blocks)])
     stream = b"".join([_sha256(key + counter).digest() for counter in counters])
     values = list(struct.unpack(f">{4 * blocks}Q", stream))
-    last = count - 1 - steps  # the swaps are those of i = count - 1 down to last + 1
+    del values[:taken % 4]
+    last = start - steps  # the swaps are those of i = start down to last + 1
     # A value randbelow could reject starts with seven 0xff bytes: when no such run is in the
     # stream at all (a cheap search of the bytes), none of the values is rejected.
-    if count <= _NEVER_REJECTED_BELOW_N and (_SEVEN_FF not in stream
-                                            or max(values[:steps], default=0) < _NEVER_REJECTED):
+    if start < _NEVER_REJECTED_BELOW_N and (_SEVEN_FF not in stream
+                                           or max(values[:steps], default=0) < _NEVER_REJECTED):
         # The usual case by far: randbelow rejects none of these values, so each swap takes the
         # next one as it comes.
-        # j = value % (i + 1) for i = count - 1 .. 1, worked out by map (it stops with the
-        # range: values holds a few more)
-        swaps = map(_mod, values, range(count, last + 1, -1))
-        for i, j in zip(range(count - 1, last, -1), swaps, strict=True):
+        # j = value % (i + 1) for i = start .. last + 1, worked out by map (it stops with the
+        # range: values may hold a few more)
+        swaps = map(_mod, values, range(start + 1, last + 1, -1))
+        for i, j in zip(range(start, last, -1), swaps, strict=True):
             items[i], items[j] = items[j], items[i]
-        return
-    taken = 0
-    for i in range(count - 1, last, -1):
+        return taken + steps
+    used = 0
+    for i in range(start, last, -1):
         bound = i + 1
         limit = _TWO_64 - (_TWO_64 % bound)
         while True:
-            if taken == len(values):  # only after a rejection: extremely rare
+            if used == len(values):  # only after a rejection: extremely rare
                 values.extend(
                     _FOUR_U64.unpack(
-                        hashlib.sha256(key + blocks.to_bytes(8, "big")).digest()
+                        hashlib.sha256(key + (first + blocks).to_bytes(8, "big")).digest()
                     )
                 )
                 blocks += 1
-            value = values[taken]
-            taken += 1
+            value = values[used]
+            used += 1
             if value < limit:
                 break
         j = value % bound
         items[i], items[j] = items[j], items[i]
+    return taken + used

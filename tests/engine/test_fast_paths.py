@@ -10,7 +10,7 @@ import pytest
 
 import dos_engine.game as game_module
 from dos_engine import Game, Options, new_deck
-from dos_engine.rng import derive_key, shuffle
+from dos_engine.rng import continue_shuffle, derive_key, shuffle
 
 PLAYERS = ("north", "east", "south", "west")
 
@@ -84,3 +84,48 @@ def test_the_draw_for_dealer_is_that_of_whole_shuffled_decks(
             deepest = max(deepest, sum(len(draw) for draw in expected[1]))
     if top < 8:  # (no tie in these games goes past 10 cards)
         assert deepest > top  # some draws went deeper than the partly shuffled top
+
+
+def test_the_hand_counts_kept_by_play_are_those_of_the_hands() -> None:
+    """Listing reads each hand's counts by value, which play keeps up to date card by card."""
+    for number, options in enumerate((Options(), Options(after_draw="any", dos_call=True),
+                                      Options(dos_call=True, dos_rule="v1"))):
+        game = Game.new(PLAYERS[:2 + number], f"fast-counts-{number}", options)
+        rng = random.Random(number)
+        while game.winner is None:
+            seat = rng.choice([s for s in range(len(game.players)) if game.legal_actions(s)])
+            legal = game.legal_actions(seat)
+            game.play(legal[rng.randrange(len(legal))], seat)
+            assert game._counts == [game_module._count_hand(hand) for hand in game.hands]
+        copy = Game.from_dict(game.to_dict())
+        assert copy._counts == game._counts
+
+
+def test_a_shuffle_made_in_parts_is_the_whole_shuffle() -> None:
+    for number in range(300):
+        size = 2 + number % 150  # above 128 cards, the path that may reject values
+        key = derive_key(f"parts-{number}", "test")
+        whole = list(range(size))
+        shuffle(whole, key)
+        parts = list(range(size))
+        rng = random.Random(number)
+        start, taken = size - 1, 0
+        while start > 0:
+            steps = min(start, rng.randint(1, 13))
+            taken = continue_shuffle(parts, key, start, taken, steps)
+            start -= steps
+        assert parts == whole, size
+
+
+def test_a_new_rounds_draw_pile_settles_as_it_is_drawn() -> None:
+    for number in range(20):
+        lazy = Game.new(PLAYERS[:2 + number % 3], f"fast-pile-{number}")
+        settled = lazy.copy()
+        assert settled.draw_pile  # reading the pile finishes its shuffle
+        rng = random.Random(number)
+        while lazy.winner is None:
+            legal = lazy.legal_actions()
+            action = legal[rng.randrange(len(legal))]
+            assert ([event.to_dict() for event in lazy.play(action)]
+                    == [event.to_dict() for event in settled.play(action)])
+        assert lazy.to_dict() == settled.to_dict()
