@@ -117,6 +117,23 @@ BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
 
 
 @contextmanager
+def sent_statements(engine: sa.Engine | None = None) -> Iterator[list[tuple[str, Any]]]:
+    """The SQL statements ``engine`` (the app's, in its app context, by default) sends
+    meanwhile, each with its parameters."""
+    watched = engine if engine is not None else db.engine
+    sent: list[tuple[str, Any]] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        sent.append((statement, parameters))
+
+    sa.event.listen(watched, "before_cursor_execute", seen)
+    try:
+        yield sent
+    finally:
+        sa.event.remove(watched, "before_cursor_execute", seen)
+
+
+@contextmanager
 def pg_schema() -> Iterator[str]:
     """A fresh PostgreSQL schema; yields a URL whose connections use it, drops it after."""
     assert PG_URL

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import event
 
 from dos_server import create_app
 from dos_server.delivery.mail import builders, dispatch, render
 from dos_server.extensions import db
+from testkit import sent_statements
 
 EVIL = '<b>x</b> & "q" {{ 7*7 }}'
 ESCAPED = "&lt;b&gt;x&lt;/b&gt; &amp; &#34;q&#34; {{ 7*7 }}"
@@ -115,18 +115,10 @@ def test_typed_words_show_as_typed_in_text_and_escaped_in_html(app: Flask, kind:
 
 
 def test_builders_read_nothing_from_the_database(app: Flask) -> None:
-    statements: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    event.listen(db.engine, "before_cursor_execute", count)
-    try:
+    with sent_statements(db.engine) as statements:
         for kind, build in builders.KINDS.items():
             build(payload(kind), builders.Facts(login_nonce="nonce"))
             _parts(kind)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", count)
     assert statements == []
 
 

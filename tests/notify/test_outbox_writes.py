@@ -3,37 +3,25 @@ complete (its own message id, pending, due), in the transaction of the change th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 from flask import Flask
 from notify_helpers import create, player_tokens, rows
-from sqlalchemy import event
 
 from dos_server.extensions import db
 from dos_server.models import GameRow, utcnow
 from dos_server.services import notify, play
+from testkit import sent_statements
 
 PEOPLE = [{"name": "ann", "email": "ann@example.org"}, {"name": "bob", "email": "bob@example.org"},
           {"name": "cy", "email": "cy@example.org"}]
 
 
-@contextmanager
-def outbox_inserts() -> Iterator[list[tuple[str, Any]]]:
-    """The INSERTs into the outbox sent meanwhile, with their parameters."""
-    sent: list[tuple[str, Any]] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if statement.lstrip().upper().startswith("INSERT INTO NOTIFICATIONS"):
-            sent.append((statement, parameters))
-
-    event.listen(db.engine, "before_cursor_execute", seen)
-    try:
-        yield sent
-    finally:
-        event.remove(db.engine, "before_cursor_execute", seen)
+def outbox_inserts(sent: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The INSERTs into the outbox among ``sent``."""
+    return [(statement, parameters) for statement, parameters in sent
+            if statement.lstrip().upper().startswith("INSERT INTO NOTIFICATIONS")]
 
 
 def test_one_insert_writes_every_row_of_a_notification(mail_app: Flask) -> None:
@@ -46,12 +34,13 @@ def test_one_insert_writes_every_row_of_a_notification(mail_app: Flask) -> None:
         row = db.session.get(GameRow, game["id"])
         assert row is not None
         state = play.engine_state(row)
-        with outbox_inserts() as sent:
+        with sent_statements() as sent:
             written = notify.enqueue(row, "round_over", list(row.seats), state, {}, key="r1",
                                      due=due)
         db.session.commit()
     assert written == 3
-    assert len(sent) == 1, sent  # one statement (several rows: executemany or one VALUES list)
+    # one statement (several rows: executemany or one VALUES list)
+    assert len(outbox_inserts(sent)) == 1, sent
     made = rows(mail_app)[before:]
     assert sorted(r.target for r in made) == sorted(p["email"] for p in PEOPLE)
     assert len({r.message_id for r in made}) == 3
@@ -81,8 +70,8 @@ def test_nothing_to_send_sends_no_statement(mail_app: Flask) -> None:
     with mail_app.app_context():
         row = db.session.get(GameRow, game["id"])
         assert row is not None
-        with outbox_inserts() as sent:
+        with sent_statements() as sent:
             assert notify.enqueue(row, "round_over", list(row.seats), play.engine_state(row),
                                   {}, key="r3") == 0
         db.session.rollback()
-    assert sent == []
+    assert outbox_inserts(sent) == []

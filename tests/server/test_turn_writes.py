@@ -16,6 +16,7 @@ from dos_server.database import write_transaction
 from dos_server.extensions import db
 from dos_server.models import GameRow
 from dos_server.services import access, play
+from testkit import sent_statements
 
 
 @contextmanager
@@ -34,21 +35,6 @@ def flushes() -> Iterator[list[int]]:
         event.remove(db.session, "before_flush", seen)
 
 
-@contextmanager
-def statements() -> Iterator[list[str]]:
-    """The SQL statements sent meanwhile."""
-    sent: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        sent.append(statement)
-
-    event.listen(db.engine, "before_cursor_execute", seen)
-    try:
-        yield sent
-    finally:
-        event.remove(db.engine, "before_cursor_execute", seen)
-
-
 def _play_first_action(game: GameRow) -> None:
     state = play.engine_state(game)
     play.apply_turn(game, state.current, game.version, None, number=1)
@@ -59,10 +45,10 @@ def test_a_turn_leaves_nothing_for_the_commit_to_flush(app: Flask) -> None:
     version = stored_version(app, game_id)
     with app.test_request_context(), write_transaction():
         game = access.get_game(game_id, for_update=True)
-        with statements() as sent, flushes() as walked:
+        with sent_statements() as sent, flushes() as walked:
             _play_first_action(game)
             db.session.flush()
-        assert any(statement.lstrip().upper().startswith("UPDATE GAMES") for statement in sent)
+        assert any(statement.lstrip().upper().startswith("UPDATE GAMES") for statement, _ in sent)
         assert walked == []
         assert game not in db.session.dirty
         written = game.version, game.next_seq, game.state
