@@ -519,10 +519,7 @@ class Game:
         counts = self._counts[seat].to_bytes(_COUNT_BYTES, "little")
         if must_use is not None or counts[_WILD_NUMBER_BYTE]:
             return self._list_wild_matches(self.hands[seat], counts, must_use)
-        # _lows_by_number, written out: this runs for most actions
-        lows_by_number = _LOWS_BY_PRESENCE.get(counts.translate(_PRESENT))
-        if lows_by_number is None:
-            lows_by_number = _lows_by_number(counts)
+        lows_by_number = _lows_by_number(counts)
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -666,26 +663,18 @@ class Game:
         # Whether the hand can match any free CR card (the listing's question, without listing)
         if not hand:
             return True
-        mask = twice = 0  # bit v: the hand holds a card of value v (twice: two of them)
-        for card in hand:
-            number = card.number
-            if number is None:  # a Wild # matches any CR card alone (1.3, 1.5)
-                return None not in self.cr_matched
-            bit = 1 << number
-            if mask & bit:
-                twice |= bit
-            mask |= bit
+        counts = self._counts[seat].to_bytes(_COUNT_BYTES, "little")
+        if counts[_WILD_NUMBER_BYTE]:  # a Wild # matches any CR card alone (1.3, 1.5)
+            return None not in self.cr_matched
+        lows_by_number = _lows_by_number(counts)
         for index, target in enumerate(self.center_row):
             if self.cr_matched[index] is not None:
                 continue
             number = target.number
-            if number is None or mask >> number & 1:
+            if number is None or counts[number]:
                 return False
-            lows = _LOWS[number * _MASKS + mask]
-            if lows is None:
-                lows = _lows(number, mask)
-            for value in lows:
-                if value + value != number or twice >> value & 1:
+            for value in lows_by_number[number]:  # a pair of one value needs two such cards
+                if value + value != number or _SAME_VALUE_PAIRS[value][counts[value]]:
                     return False
         return True
 
@@ -1124,17 +1113,22 @@ class Game:
         for name in Game.__slots__:
             setattr(self, name, getattr(trial, name))
 
-    def _to_center_row(self, seat: int, card: Card, kind: EventKind,
-                       events: list[Event]) -> None:
-        """A card from ``seat``'s hand to the end of the Center Row (added or placed)."""
+    def _take_from_hand(self, seat: int, card: Card) -> None:
+        """``card`` leaves ``seat``'s hand, and its counts by value. ``list.remove`` by identity
+        first: cards are shared objects, and ``Card.__eq__`` is Python code."""
         hand = self.hands[seat]
-        for index, held in enumerate(hand):  # hand.remove by identity (Card.__eq__ is Python)
+        for index, held in enumerate(hand):
             if held is card:
                 del hand[index]
                 break
         else:
             hand.remove(card)  # an equal card made elsewhere
         self._counts[seat] -= _COUNT_UNIT[card.id]
+
+    def _to_center_row(self, seat: int, card: Card, kind: EventKind,
+                       events: list[Event]) -> None:
+        """A card from ``seat``'s hand to the end of the Center Row (added or placed)."""
+        self._take_from_hand(seat, card)
         if self.options.dos_call:
             self._hand_changed(seat)
         self.center_row.append(card)
@@ -1143,16 +1137,9 @@ class Game:
 
     def _apply_match(self, action: Match, events: list[Event]) -> None:
         seat = self.current
-        hand = self.hands[seat]
         cards = action.cards
-        for card in cards:  # hand.remove by identity (Card.__eq__ is Python code)
-            for place, held in enumerate(hand):
-                if held is card:
-                    del hand[place]
-                    break
-            else:
-                hand.remove(card)  # an equal card made elsewhere
-            self._counts[seat] -= _COUNT_UNIT[card.id]
+        for card in cards:
+            self._take_from_hand(seat, card)
         if self.options.dos_call:
             self._hand_changed(seat)
         index = action.position - 1
@@ -1174,8 +1161,7 @@ class Game:
     def _apply_draw(self, events: list[Event]) -> None:
         seat = self.current
         self.has_drawn = True
-        pile = self._pile
-        card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
+        card = self._take_top(events)
         self.drawn = card
         if card is None:
             events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
@@ -1284,8 +1270,7 @@ class Game:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            pile = self._pile
-            card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
+            card = self._take_top(events)
             if card is None:
                 break
             self.center_row.append(card)
@@ -1592,10 +1577,6 @@ _KEYS = _SINGLE + 1
 _MATCHES: list[list[Match | None]] = []
 
 
-# The values v <= number - v such that both v and number - v are bits of mask (values 1-10),
-# at number * _MASKS + mask: worked out on first use.
-_MASKS = 1 << 11
-_LOWS: list[tuple[int, ...] | None] = [None] * (11 * _MASKS)
 
 
 # -- the hand as counts by value -----------------------------------------------------------
@@ -1689,7 +1670,8 @@ def _held_twice(counts: bytes, card_id: int) -> bool:
 
 
 def _lows_by_number(counts: bytes) -> tuple[tuple[int, ...], ...]:
-    """By CR number: the values v <= number - v of the pairs the hand can make (``_LOWS``)."""
+    """By CR number: the values v <= number - v of the pairs the hand can make (:func:`_lows`),
+    worked out once for each set of values a hand holds."""
     present = counts.translate(_PRESENT)
     found = _LOWS_BY_PRESENCE.get(present)
     if found is None:
@@ -1704,10 +1686,9 @@ _LOWS_BY_PRESENCE: dict[bytes, tuple[tuple[int, ...], ...]] = {}  # at most 2^12
 
 
 def _lows(number: int, mask: int) -> tuple[int, ...]:
-    lows = tuple(v for v in range(1, number // 2 + 1)
+    """The values v <= number - v such that both v and number - v are bits of mask (1-10)."""
+    return tuple(v for v in range(1, number // 2 + 1)
                  if mask >> v & 1 and mask >> (number - v) & 1)
-    _LOWS[number * _MASKS + mask] = lows
-    return lows
 
 
 def _add_match_tables(positions: int) -> None:

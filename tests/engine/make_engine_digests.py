@@ -5,7 +5,7 @@ commit 16ee7d2, before its hot paths were rewritten for speed), from the reposit
     PYTHONPATH=server:tests/engine .venv/bin/python tests/engine/make_engine_digests.py
 
 When the search bot's choices change (not the engine), ``--search-games`` rewrites only the
-games that ask it for decisions (one in ``SEARCH_GAMES``) and keeps the others, which must
+games that ask it for decisions (``same_games.asks_search``) and keeps the others, which must
 still match: the engine stays checked against the one it was written from.
 """
 
@@ -16,7 +16,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from same_games import GAMES, SEARCH_GAMES, game_digest
+from same_games import GAMES, asks_search, game_digest
 
 OUTPUT = Path(__file__).resolve().parents[1] / "data" / "engine_digests.json"
 
@@ -36,7 +36,7 @@ def main() -> None:
         return
     data = json.loads(OUTPUT.read_text(encoding="utf-8"))
     digests = data["digests"]
-    searched = [n for n in range(GAMES) if n % SEARCH_GAMES == 5]
+    searched = [n for n in range(GAMES) if asks_search(n)]
     for n in range(GAMES):
         if n not in searched and game_digest(n) != digests[n]:
             raise SystemExit(f"game {n} asks no search bot and plays differently: the engine "

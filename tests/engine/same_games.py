@@ -52,6 +52,11 @@ OPTION_SETS: tuple[dict[str, Any], ...] = (
 SEARCH_GAMES = 12  # one game in this many asks a search bot for a few decisions
 
 
+def asks_search(game_no: int) -> bool:
+    """Whether the game asks a search bot for a few decisions."""
+    return game_no % SEARCH_GAMES == 5
+
+
 def game_setup(game_no: int) -> tuple[tuple[str, ...], str, Options]:
     count = 2 + game_no % 3
     options = Options.from_dict(OPTION_SETS[(game_no // 3) % len(OPTION_SETS)])
@@ -113,7 +118,7 @@ def game_digest(game_no: int) -> str:
     game, events = start_game(players, seed, options)
     digest.events(events)
     use_greedy = game_no % 4 == 1
-    search = make_strategy("search-1", seed) if game_no % SEARCH_GAMES == 5 else None
+    search = make_strategy("search-1", seed) if asks_search(game_no) else None
     searched = 0
     step = 0
     while game.winner is None:
