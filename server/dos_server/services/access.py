@@ -28,8 +28,9 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import contains_eager, defer, joinedload
+from sqlalchemy.orm import contains_eager, defer, joinedload, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.pool import PoolProxiedConnection
 
 from dos_engine import Game
 from dos_server import tokens
@@ -304,11 +305,7 @@ def _driver_rows(statement: Select[Any], compiled: dict[tuple[str, str], DriverS
     ``database.configure_engine``).
     """
     engine = db.engine
-    dialect = engine.dialect
-    driver_statement = compiled.get((dialect.name, dialect.driver))
-    if driver_statement is None:
-        driver_statement = compiled[dialect.name, dialect.driver] = \
-            DriverStatement.compile(statement, dialect)
+    driver_statement = _compiled(statement, compiled, engine.dialect)
     try:
         return _run_driver_statement(engine, driver_statement, values)
     except DBAPIError:  # only a lost connection comes wrapped (below)
@@ -317,7 +314,16 @@ def _driver_rows(statement: Select[Any], compiled: dict[tuple[str, str], DriverS
         return _run_driver_statement(engine, driver_statement, values)
 
 
-_READ_CURSOR = "dos_read_cursor"
+_CURSOR = "dos_driver_cursor"
+
+
+def _compiled(statement: Select[Any], compiled: dict[tuple[str, str], DriverStatement],
+              dialect: Dialect) -> DriverStatement:
+    driver_statement = compiled.get((dialect.name, dialect.driver))
+    if driver_statement is None:
+        driver_statement = compiled[dialect.name, dialect.driver] = \
+            DriverStatement.compile(statement, dialect)
+    return driver_statement
 
 
 def _run_driver_statement(engine: Engine, driver_statement: DriverStatement,
@@ -329,31 +335,40 @@ def _run_driver_statement(engine: Engine, driver_statement: DriverStatement,
         autocommit = dialect.name == "postgresql"
         if autocommit:
             driver.autocommit = True  # type: ignore[union-attr]
-        # One cursor per driver connection, kept in the pool's record of it (cleared when the
-        # connection is replaced): a new psycopg cursor sets up its column loaders again on
-        # every execution, which cost as much as the rest of this function.
-        cursor = pooled.info.get(_READ_CURSOR)
-        if cursor is None:
-            cursor = pooled.info[_READ_CURSOR] = pooled.cursor()
         try:
-            cursor.execute(driver_statement.sql, driver_statement.params(values))
-            return [driver_statement.row(raw) for raw in cursor.fetchall()]
-        except dialect.loaded_dbapi.Error as error:
-            pooled.info.pop(_READ_CURSOR, None)
-            if dialect.is_disconnect(error, pooled, cursor):
-                # What SQLAlchemy's own execution does (with its private call): this connection
-                # is closed, and every other one the pool made before now is replaced at its
-                # next checkout.
-                engine.pool._invalidate(pooled, error)
-                raise DBAPIError.instance(driver_statement.sql, None, error,
-                                          dialect.loaded_dbapi.Error,
-                                          connection_invalidated=True) from error
-            raise
+            return _cursor_rows(engine, pooled, driver_statement, values)
         finally:
             if autocommit and pooled.is_valid:
                 driver.autocommit = False  # type: ignore[union-attr]
     finally:
         pooled.close()
+
+
+def _cursor_rows(engine: Engine, pooled: PoolProxiedConnection, driver_statement: DriverStatement,
+                 values: dict[str, Any]) -> list[list[Any]]:
+    """Run ``driver_statement`` on the driver connection of ``pooled``, as it stands (in
+    autocommit, or in the caller's transaction)."""
+    dialect = engine.dialect
+    # One cursor per driver connection, kept in the pool's record of it (cleared when the
+    # connection is replaced): a new psycopg cursor sets up its column loaders again on every
+    # execution, which cost as much as the rest of a read.
+    cursor = pooled.info.get(_CURSOR)
+    if cursor is None:
+        cursor = pooled.info[_CURSOR] = pooled.cursor()
+    try:
+        cursor.execute(driver_statement.sql, driver_statement.params(values))
+        return [driver_statement.row(raw) for raw in cursor.fetchall()]
+    except dialect.loaded_dbapi.Error as error:
+        pooled.info.pop(_CURSOR, None)
+        if dialect.is_disconnect(error, pooled, cursor):
+            # What SQLAlchemy's own execution does (with its private call): this connection is
+            # closed, and every other one the pool made before now is replaced at its next
+            # checkout.
+            engine.pool._invalidate(pooled, error)
+            raise DBAPIError.instance(driver_statement.sql, None, error,
+                                      dialect.loaded_dbapi.Error,
+                                      connection_invalidated=True) from error
+        raise
 
 
 def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
@@ -382,9 +397,69 @@ def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
     return row
 
 
-# Both built once, like _READ: building an ORM select with its options costs more CPU than
-# running it.
+_GET = (select(GameRow).where(GameRow.id == bindparam("game_id"))
+        .options(joinedload(GameRow.seats)).execution_options(populate_existing=True))
+
+# Every column of the game (its state as JSON text: decoded once, not once per seat row), then
+# every column of a seat, one row per seat; it locks the game row and the seat rows. Built
+# once, like _READ. (No window function here to send the state once: PostgreSQL refuses them
+# with FOR UPDATE.)
+_GAME_COLUMNS = tuple(column for column in _GAMES.c if column.key != "state")
 _LOCK = (
+    select(*_GAME_COLUMNS, cast(_GAMES.c.state, Text), *_SEATS.c)
+    .select_from(_GAMES.join(_SEATS, _SEATS.c.game_id == _GAMES.c.id))
+    .where(_GAMES.c.id == bindparam("game_id"))
+    .order_by(_SEATS.c.index)
+    .with_for_update(of=[_GAMES, _SEATS])
+)
+_DRIVER_LOCK: dict[tuple[str, str], DriverStatement] = {}
+_GAME_KEYS = tuple(GameRow.__mapper__.get_property_by_column(c).key for c in _GAME_COLUMNS)
+_SEAT_KEYS = tuple(SeatRow.__mapper__.get_property_by_column(c).key for c in _SEATS.c)
+
+
+def _lock_game(game_id: str) -> GameRow | None:
+    """Lock and read the game and its seats in one statement, in the session's transaction;
+    None if there is no such row, or a game without seats (an inner join): the caller reads
+    it then.
+
+    The statement runs on the driver's cursor (:class:`DriverStatement`), and the rows become
+    the session's persistent objects the way SQLAlchemy documents for rows it did not load
+    (``make_transient_to_detached``, then ``add``): SQLAlchemy's own execution and loading of
+    its 70-odd columns cost a third of the lock-and-read's CPU. A session that
+    holds objects already loads through the ORM instead, which refreshes them
+    (``populate_existing``) and flushes pending changes first, as any query does.
+    """
+    session = db.session()
+    if session.identity_map or session.new or session.deleted:
+        return _lock_game_by_orm(game_id)
+    connection = session.connection()  # begins the session's transaction
+    rows = _cursor_rows(connection.engine, connection.connection,
+                        _compiled(_LOCK, _DRIVER_LOCK, connection.dialect), {"game_id": game_id})
+    if not rows:
+        return None
+    first = rows[0]
+    split = len(_GAME_KEYS)
+    game: GameRow = _persistent(GameRow, dict(zip(_GAME_KEYS, first[:split], strict=True)))
+    state_text = first[split]
+    game.__dict__["state"] = json.loads(state_text) if state_text else None
+    seats = [_persistent(SeatRow, dict(zip(_SEAT_KEYS, row[split + 1:], strict=True)))
+             for row in rows]
+    set_committed_value(game, "seats", seats)
+    for instance in (game, *seats):
+        make_transient_to_detached(instance)
+    session.add(game)  # its seats with it (the relationship's cascade)
+    return game
+
+
+def _persistent(cls: type[Any], values: dict[str, Any]) -> Any:
+    """A new instance of the mapped class ``cls`` holding ``values`` as its loaded attributes
+    (no attribute events: nothing is recorded as changed)."""
+    instance = cls.__mapper__.class_manager.new_instance()
+    instance.__dict__.update(values)
+    return instance
+
+
+_LOCK_BY_ORM = (
     select(GameRow, cast(GameRow.state, Text))
     .join(GameRow.seats)
     .where(GameRow.id == bindparam("game_id"))
@@ -393,17 +468,10 @@ _LOCK = (
     .with_for_update(of=[GameRow, SeatRow])
     .execution_options(populate_existing=True)
 )
-_GET = (select(GameRow).where(GameRow.id == bindparam("game_id"))
-        .options(joinedload(GameRow.seats)).execution_options(populate_existing=True))
 
 
-def _lock_game(game_id: str) -> GameRow | None:
-    """Lock and read the game and its seats in one statement; None if there is no such row.
-
-    The state comes as JSON text, decoded once (a joined row per seat would decode it once
-    per seat). None also for a game without seats (an inner join): the caller reads it then.
-    """
-    rows = db.session.execute(_LOCK, {"game_id": game_id}).unique().all()
+def _lock_game_by_orm(game_id: str) -> GameRow | None:
+    rows = db.session.execute(_LOCK_BY_ORM, {"game_id": game_id}).unique().all()
     if not rows:
         return None
     game, state_text = rows[0]
