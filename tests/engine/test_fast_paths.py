@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Iterator
 
 import pytest
 
@@ -38,12 +39,19 @@ def test_options_to_dict_is_asdict() -> None:
         assert list(options.to_dict()) == [f.name for f in dataclasses.fields(Options)]
 
 
-def test_a_shuffle_of_the_top_places_the_top_as_the_whole_shuffle_does() -> None:
-    for number in range(400):
-        size = 2 + number % 150  # above 128 cards, the path that may reject values
-        key = derive_key(f"top-{number}", "test")
+def whole_shuffles(name: str, count: int) -> Iterator[tuple[int, int, bytes, list[int]]]:
+    """``count`` shuffles of ``range(size)`` by their own keys, whole: (number, size, key, the
+    shuffled list), sizes 2 to 151 (above 128 cards, the path that may reject values)."""
+    for number in range(count):
+        size = 2 + number % 150
+        key = derive_key(f"{name}-{number}", "test")
         whole = list(range(size))
         shuffle(whole, key)
+        yield number, size, key, whole
+
+
+def test_a_shuffle_of_the_top_places_the_top_as_the_whole_shuffle_does() -> None:
+    for _, size, key, whole in whole_shuffles("top", 400):
         for top in (0, 1, 4, 16, size - 1, size + 3):
             part = list(range(size))
             shuffle(part, key, top=top)
@@ -102,11 +110,7 @@ def test_the_hand_counts_kept_by_play_are_those_of_the_hands() -> None:
 
 
 def test_a_shuffle_made_in_parts_is_the_whole_shuffle() -> None:
-    for number in range(300):
-        size = 2 + number % 150  # above 128 cards, the path that may reject values
-        key = derive_key(f"parts-{number}", "test")
-        whole = list(range(size))
-        shuffle(whole, key)
+    for number, size, key, whole in whole_shuffles("parts", 300):
         parts = list(range(size))
         rng = random.Random(number)
         start, taken = size - 1, 0

@@ -11,7 +11,6 @@ import pytest
 from flask import Flask
 from server_helpers import started_game
 from sqlalchemy import inspect, select
-from sqlalchemy.orm import joinedload
 
 from dos_server.database import write_transaction
 from dos_server.errors import GameNotFound
@@ -52,8 +51,7 @@ def _varied_game(app: Flask) -> str:
 
 def _loaded_by_orm(app: Flask, game_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     with app.app_context():
-        game = db.session.execute(select(GameRow).where(GameRow.id == game_id)
-                                  .options(joinedload(GameRow.seats))).unique().scalar_one()
+        game = access.get_game(game_id)  # the ORM's read, game and seats in one statement
         loaded = _columns(game), [_columns(seat) for seat in game.seats]
         db.session.remove()
     return loaded

@@ -397,9 +397,6 @@ def get_game(game_id: str, *, for_update: bool = False) -> GameRow:
     return row
 
 
-_GET = (select(GameRow).where(GameRow.id == bindparam("game_id"))
-        .options(joinedload(GameRow.seats)).execution_options(populate_existing=True))
-
 # Every column of the game (its state as JSON text: decoded once, not once per seat row), then
 # every column of a seat, one row per seat; it locks the game row and the seat rows. Built
 # once, like _READ. (No window function here to send the state once: PostgreSQL refuses them
@@ -425,9 +422,9 @@ def _lock_game(game_id: str) -> GameRow | None:
     The statement runs on the driver's cursor (:class:`DriverStatement`), and the rows become
     the session's persistent objects the way SQLAlchemy documents for rows it did not load
     (``make_transient_to_detached``, then ``add``): SQLAlchemy's own execution and loading of
-    its 70-odd columns cost a third of the lock-and-read's CPU. A session that
-    holds objects already loads through the ORM instead, which refreshes them
-    (``populate_existing``) and flushes pending changes first, as any query does.
+    its 70-odd columns cost a third of the lock-and-read's CPU. A session that holds objects
+    already loads through the ORM instead, which refreshes them (``populate_existing``) and
+    flushes pending changes first, as any query does.
     """
     session = db.session()
     if session.identity_map or session.new or session.deleted:
@@ -459,6 +456,10 @@ def _persistent(cls: type[Any], values: dict[str, Any]) -> Any:
     return instance
 
 
+# The ORM's statements, built once like the others: building an ORM select with its options
+# costs more CPU than running it.
+_GET = (select(GameRow).where(GameRow.id == bindparam("game_id"))
+        .options(joinedload(GameRow.seats)).execution_options(populate_existing=True))
 _LOCK_BY_ORM = (
     select(GameRow, cast(GameRow.state, Text))
     .join(GameRow.seats)
