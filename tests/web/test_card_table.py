@@ -244,21 +244,38 @@ def test_without_javascript_a_card_is_played_by_a_plain_form(browser: Browser,
     page.context.close()
 
 
-def _deal_with_a_card_that_cannot_match(site: Site) -> tuple[str, list[str], str]:
-    """A new game whose person holds a card that matches no Center Row card 1 (deals are
-    random: a deal where every card matches it is dealt again)."""
-    for _ in range(30):
-        game_id, tokens = site.game([{"name": "alice"}, {"bot": "greedy"}], target_score=50)
+def deal_where(site: Site, wanted: Callable[[dict[str, Any]], bool],
+               **options: Any) -> tuple[str, list[str], dict[str, Any]]:
+    """A new game of alice and a greedy bot whose first view for alice passes ``wanted``
+    (deals are random: one that does not is dealt again)."""
+    for _ in range(40):
+        game_id, tokens = site.game([{"name": "alice"}, {"bot": "greedy"}], **options)
         view = site.view(game_id, tokens[0])["view"]
-        wrong = next((code for code in view["hand"]
-                      if f"m1 {code}" not in view["legal_actions"]), None)
-        if wrong is not None:
-            return game_id, tokens, wrong
-    raise AssertionError("30 deals in a row where every card matches Center Row card 1")
+        if wanted(view):
+            return game_id, tokens, view
+    raise AssertionError("40 deals in a row without the hand the test needs")
+
+
+def can_pick(view: dict[str, Any]) -> bool:
+    """The hand is a row of cards to pick: some match is legal. A deal where no card matches
+    offers only the Draw button, and no card to tick."""
+    return any(action.startswith("m") for action in view["legal_actions"])
+
+
+def cannot_match_first(view: dict[str, Any]) -> str | None:
+    """A card of the hand that matches no Center Row card 1, on a table where cards are
+    picked."""
+    if not can_pick(view):
+        return None
+    return next((code for code in view["hand"] if f"m1 {code}" not in view["legal_actions"]),
+                None)
 
 
 def test_an_impossible_pick_says_which_rule(browser: Browser, site: Site) -> None:
-    game_id, tokens, wrong = _deal_with_a_card_that_cannot_match(site)
+    game_id, tokens, dealt = deal_where(site, lambda view: cannot_match_first(view) is not None,
+                                        target_score=50)
+    wrong = cannot_match_first(dealt)
+    assert wrong is not None
     for options in ({}, {"java_script_enabled": False}):
         page = new_page(browser, **PHONE, **options)
         sign_in(page, site, game_id, 0, "alice")
@@ -290,7 +307,7 @@ def test_the_live_update_keeps_a_half_typed_turn_and_the_picked_cards(browser: B
                                                                        site: Site) -> None:
     """The player's own move from elsewhere (the CLI, an email) reaches the page by itself; what
     the player was typing and the cards ticked stay, and the change is announced."""
-    game_id, tokens = site.game([{"name": "alice"}, {"bot": "greedy"}], target_score=50)
+    game_id, tokens, _ = deal_where(site, can_pick, target_score=50)
     page = new_page(browser, **DESKTOP)
     sign_in(page, site, game_id, 0, "alice")
     ticked = page.locator("#play .pick").first.get_attribute("value")
