@@ -7,14 +7,16 @@ an event, holding neither a thread nor a database connection (``services/watch.p
 thousand waiting clients do not crowd out the turns. psycopg 3 (>= 3.1.14) detects gevent's
 patching and waits cooperatively; SQLAlchemy's pool then queues greenlets instead of threads.
 
-Only the standard library here: gunicorn's master imports this module before it forks, and
-nothing may import psycopg before gevent patches the worker (psycopg picks its wait functions
-when it is imported).
+Only the standard library and gunicorn here: gunicorn's master imports this module before it
+forks, and nothing may import psycopg before gevent patches the worker (psycopg picks its wait
+functions when it is imported).
 """
 
 import os
 
-worker_class = "gevent"
+from gunicorn.workers.base_async import AsyncWorker  # type: ignore[import-untyped]
+
+worker_class = "dos_server.gunicorn_conf.GeventWorker"  # gunicorn's "gevent", imported late
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # Open connections per worker, waiting or not: a long-poll is one of them.
 worker_connections = int(os.environ.get("DOS_WORKER_CONNECTIONS", "2000"))
@@ -24,6 +26,20 @@ worker_connections = int(os.environ.get("DOS_WORKER_CONNECTIONS", "2000"))
 keepalive = int(os.environ.get("DOS_KEEPALIVE_SECONDS", "75"))
 # A stop does not wait out every long-poll (up to 60 s): clients ask again.
 graceful_timeout = 10
+
+
+class GeventWorker(AsyncWorker):  # type: ignore[misc]
+    """gunicorn's gevent worker ("gevent"), its module imported by the worker once forked: the
+    master, which only starts and watches workers, then never imports gevent (about 6 MiB of
+    its resident memory). gunicorn makes a worker's object in the master before it forks; once
+    forked, the object becomes gunicorn's own gevent worker, whose constructor is this one's
+    (AsyncWorker's)."""
+
+    def init_process(self) -> None:
+        from gunicorn.workers.ggevent import GeventWorker as Gevent  # type: ignore[import-untyped]
+
+        self.__class__ = Gevent
+        Gevent.init_process(self)
 
 
 def post_worker_init(worker: object) -> None:

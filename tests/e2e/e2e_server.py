@@ -21,6 +21,7 @@ SERVE = "python:dos_server.gunicorn_conf"  # the serving model of `make run` and
 class Server:
     url: str
     database: Path
+    pid: int  # gunicorn's master
 
 
 def server_env(database: Path) -> dict[str, str]:
@@ -51,7 +52,7 @@ def running_gunicorn(tmp: Path, command: Callable[[int], list[str]],
                                    stderr=subprocess.STDOUT)
         try:
             wait_ready(port, process, log)
-            yield Server(f"http://127.0.0.1:{port}", database)
+            yield Server(f"http://127.0.0.1:{port}", database, process.pid)
         finally:
             stop(process)
 

@@ -29,8 +29,8 @@ LATER = [
     "dos_server.localmail", "dos_server.delivery", "dos_server.services.admin",
     "dos_server.services.backup", "dos_server.services.retention",
 ]
-# What the master forks its workers from: none of the app's libraries.
-NOT_IN_MASTER = ["flask", "werkzeug", "jinja2", "sqlalchemy", "psycopg", "dos_engine"]
+# What the master forks its workers from: none of the app's libraries, nor the workers' gevent.
+NOT_IN_MASTER = ["flask", "werkzeug", "jinja2", "sqlalchemy", "psycopg", "dos_engine", "gevent"]
 
 LOADED = """
 def loaded(names):
@@ -42,6 +42,11 @@ MASTER = """
 import sys
 sys.path[:0] = {paths!r}
 import dos_server.gunicorn_conf, dos_server.logs
+from gunicorn.config import Config
+
+settings = Config()  # the master's own reading of the settings, and of the worker class
+settings.set("worker_class", dos_server.gunicorn_conf.worker_class)
+assert settings.worker_class.__name__ == "GeventWorker"
 {loaded}
 print(",".join(loaded({names!r})))
 """
@@ -84,7 +89,8 @@ def _run(code: str) -> str:
 
 
 def test_gunicorn_master_imports_no_app_library() -> None:
-    """The master loads dos_server.gunicorn_conf and the logger class (Procfile), no more."""
+    """The master loads dos_server.gunicorn_conf, its worker class and the logger class
+    (Procfile), no more."""
     assert _run(MASTER.format(paths=PATHS, loaded=LOADED, names=NOT_IN_MASTER)) == ""
 
 
