@@ -390,3 +390,51 @@ def test_openapi_documents_the_long_poll(client: FlaskClient) -> None:
     assert params["wait"]["schema"]["maximum"] == 60
     assert "long-poll" in params["wait"]["description"].lower()
     assert "long-poll" in operation["description"]
+
+
+def test_under_gevent_a_look_runs_in_a_reader_of_its_own(capfd: pytest.CaptureFixture[str]) -> None:
+    """The reader sees the waiter's context, hands back its result or its problem, and a waiter
+    killed while its reader waits on I/O ends the reader before its own cleanup; gevent reports
+    nothing as a greenlet's failure."""
+    import contextvars
+
+    import gevent
+    from greenlet import getcurrent
+
+    reader = watch._in_a_greenlet_of_its_own
+    who: contextvars.ContextVar[str] = contextvars.ContextVar("who")
+    who.set("the waiter's request")
+    waiter = getcurrent()
+    assert reader(lambda: (who.get(), getcurrent() is not waiter)) == (
+        "the waiter's request", True)
+
+    def refuse() -> None:
+        gevent.sleep(0.01)  # a database wait on the hub, then the problem
+        raise ValueError("no such game")
+
+    with pytest.raises(ValueError, match="no such game"):
+        reader(refuse)
+
+    ended: list[str] = []
+
+    def slow_read() -> str:
+        try:
+            gevent.sleep(30)
+            return "read"
+        finally:
+            ended.append("reader")
+
+    def wait() -> None:
+        try:
+            reader(slow_read)
+        finally:
+            ended.append("waiter")
+
+    killed = gevent.spawn(wait)
+    gevent.sleep(0.05)
+    killed.kill(block=True, timeout=5)
+    assert killed.dead
+    assert ended == ["reader", "waiter"]
+    assert reader(lambda: "the loop goes on") == "the loop goes on"
+    gevent.sleep(0.05)
+    assert "Traceback" not in capfd.readouterr().err

@@ -188,14 +188,20 @@ def _in_a_greenlet_of_its_own(look: Callable[[], T]) -> T:
     The reader is a plain greenlet whose parent is the waiter, switched to at once: it begins
     now, not in the loop's next round (as one gevent spawns would), its I/O waits on gevent's
     hub like any other, and when it ends its result, or the problem it raised, comes back to
-    the waiter."""
+    the waiter. A waiter killed meanwhile ends its reader first, so that nothing uses the
+    session the waiter then removes."""
     import contextvars
 
     from greenlet import greenlet  # type: ignore[import-untyped]
 
     reader = greenlet(look)
     reader.gr_context = contextvars.copy_context()
-    return cast(T, reader.switch())
+    try:
+        return cast(T, reader.switch())
+    except BaseException:
+        if not reader.dead:  # the waiter was killed (a worker's stop) while the reader waits
+            reader.throw()  # GreenletExit: the reader ends too, before the waiter's cleanup
+        raise
 
 
 def _take_turn() -> None:
