@@ -438,7 +438,7 @@ def _lock_game(game_id: str) -> GameRow | None:
     split = len(_GAME_KEYS)
     game: GameRow = _persistent(GameRow, dict(zip(_GAME_KEYS, first[:split], strict=True)))
     state_text = first[split]
-    game.__dict__["state"] = json.loads(state_text) if state_text else None
+    game.__dict__["state"] = _state_from_text(state_text)
     seats = [_persistent(SeatRow, dict(zip(_SEAT_KEYS, row[split + 1:], strict=True)))
              for row in rows]
     set_committed_value(game, "seats", seats)
@@ -476,8 +476,14 @@ def _lock_game_by_orm(game_id: str) -> GameRow | None:
     if not rows:
         return None
     game, state_text = rows[0]
-    set_committed_value(game, "state", json.loads(state_text) if state_text else None)
+    set_committed_value(game, "state", _state_from_text(state_text))
     return game
+
+
+def _state_from_text(text: str | None) -> Any:
+    """A locked game's state, sent as JSON text by the lock-and-read (decoded once, not once
+    per seat row)."""
+    return json.loads(text) if text else None
 
 
 def _not_found(game_id: str) -> GameNotFound:

@@ -29,6 +29,7 @@ without ``wait`` is an ordinary request and takes no turn.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import random
 import threading
@@ -37,6 +38,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, cast
 
 from flask import current_app, g
+from greenlet import greenlet  # type: ignore[import-untyped]
 from sqlalchemy import Update, event, func
 from sqlalchemy.orm import Session
 
@@ -190,10 +192,6 @@ def _in_a_greenlet_of_its_own(look: Callable[[], T]) -> T:
     hub like any other, and when it ends its result, or the problem it raised, comes back to
     the waiter. A waiter killed meanwhile ends its reader first, so that nothing uses the
     session the waiter then removes."""
-    import contextvars
-
-    from greenlet import greenlet  # type: ignore[import-untyped]
-
     reader = greenlet(look)
     reader.gr_context = contextvars.copy_context()
     try:
