@@ -57,7 +57,11 @@ class Receiver:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                expected = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(expected)
+                if len(body) < expected:  # the sender died mid-request: nothing arrived
+                    self.close_connection = True
+                    return
                 now = time.monotonic()
                 data = json.loads(body)
                 with receiver.lock:

@@ -1,5 +1,6 @@
-"""The test kit's listeners: a port taken between the look and the bind is picked again, and a
-listener that failed to bind leaves no event loop open (pytest's warnings are errors here)."""
+"""The test kit's listeners: a port taken between the look and the bind is picked again, a
+listener that failed to bind leaves no event loop open (pytest's warnings are errors here), and a
+webhook receiver records only what fully arrived."""
 
 from __future__ import annotations
 
@@ -51,3 +52,19 @@ def test_a_sink_on_a_named_port_that_is_taken_says_so() -> None:
     finally:
         taken.close()
     gc.collect()
+
+
+def test_a_receiver_ignores_a_request_whose_sender_died_mid_body() -> None:
+    receiver = testkit.Receiver().start()
+    try:
+        port = receiver.server.server_address[1]  # type: ignore[union-attr]
+        with socket.create_connection(("127.0.0.1", port)) as cut_off:
+            cut_off.sendall(b"POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{\"type\"")
+        complete = b'{"type": "game.your_turn"}'
+        with socket.create_connection(("127.0.0.1", port)) as whole:
+            whole.sendall(b"POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+                          % (len(complete), complete))
+            assert whole.recv(100).startswith(b"HTTP/1.0 200")
+        assert [r.body for r in receiver.all()] == [complete]
+    finally:
+        receiver.stop()

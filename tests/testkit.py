@@ -440,7 +440,7 @@ Reply = tuple[int, dict[str, str]]
 
 @dataclass
 class Receiver:
-    """An HTTP server on loopback that records every POST.
+    """An HTTP server on loopback that records every complete POST.
 
     ``script[path]`` lists the answers for one ``webhook-id`` at that path in turn (the last
     one repeats); default 200, or 500 at random with probability ``fail_rate`` (drawn from
@@ -469,7 +469,12 @@ class Receiver:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                expected = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(expected)
+                if len(body) < expected:
+                    # The sender died mid-request; a real endpoint never acts on a cut-off body.
+                    self.close_connection = True
+                    return
                 if receiver.delay:
                     time.sleep(receiver.delay)
                 with receiver.lock:
