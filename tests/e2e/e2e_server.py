@@ -3,12 +3,15 @@ the fixture; this module has a unique name so tests can import it)."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +25,10 @@ class Server:
     url: str
     database: Path
     pid: int  # gunicorn's master
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
 
 
 def server_env(database: Path) -> dict[str, str]:
@@ -73,3 +80,44 @@ def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
             str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "2",
             "--graceful-timeout", "5", "dos_server.wsgi:app"]) as server:
         yield server
+
+
+# -- the API over HTTP, for tests that play on a served port ------------------------------------
+
+
+def call(port: int, method: str, path: str, body: Any = None, token: str | None = None,
+         timeout: float = 120) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        conn.request(method, path, json.dumps(body) if body is not None else None, headers)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        conn.close()
+
+
+def ok(port: int, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    status, answer = call(port, method, path, body, token)
+    assert status < 300, (method, path, status, answer)
+    return answer
+
+
+def new_game(port: int) -> tuple[str, dict[int, str]]:
+    created = ok(port, "POST", "/api/games", {"seats": [{"name": "ann"}, {"name": "bob"}]})
+    tokens = {}
+    for invite in created["invites"]:
+        joined = ok(port, "POST", f"/api/games/{created['id']}/join", {"invite": invite["invite"]})
+        tokens[joined["seat"]] = joined["player_token"]
+    return created["id"], tokens
+
+
+def move(port: int, game_id: str, tokens: dict[int, str]) -> None:
+    """The seat to move reads its legal actions and plays the first (a turn's two requests)."""
+    current = ok(port, "GET", f"/api/games/{game_id}", token=tokens[0])["view"]["current"]
+    listed = ok(port, "GET", f"/api/games/{game_id}/actions", token=tokens[current])
+    ok(port, "POST", f"/api/games/{game_id}/actions",
+       {"version": listed["version"], "actions": [listed["actions"][0]["action"]]},
+       token=tokens[current])

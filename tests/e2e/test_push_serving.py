@@ -9,8 +9,6 @@ queue behind 200 of them for the whole of their wait.
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
 import subprocess
 import threading
@@ -19,33 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_server import BIN, SERVE, wait_ready
+from e2e_server import BIN, SERVE, call, move, new_game, ok, wait_ready
 
 from testkit import PYTHONPATH, ROOT, SECRET, build_app, dispose, free_port
 from testkit import backend as backend  # the fixtures: both backends
 from testkit import db_url as db_url
 
 WAITERS = 200
-
-
-def call(port: int, method: str, path: str, body: Any = None, token: str | None = None,
-         timeout: float = 120) -> tuple[int, Any]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        conn.request(method, path, json.dumps(body) if body is not None else None, headers)
-        response = conn.getresponse()
-        return response.status, json.loads(response.read() or b"null")
-    finally:
-        conn.close()
-
-
-def ok(port: int, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
-    status, answer = call(port, method, path, body, token)
-    assert status < 300, (method, path, status, answer)
-    return answer
 
 
 @pytest.fixture(params=[None, "1"], ids=["product-gate", "gate-of-one"])
@@ -69,24 +47,6 @@ def served(db_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> Itera
         process.terminate()
         process.wait(timeout=60)
     assert "Traceback" not in log.read_text(), log.read_text()[-5000:]
-
-
-def new_game(port: int) -> tuple[str, dict[int, str]]:
-    created = ok(port, "POST", "/api/games", {"seats": [{"name": "ann"}, {"name": "bob"}]})
-    tokens = {}
-    for invite in created["invites"]:
-        joined = ok(port, "POST", f"/api/games/{created['id']}/join", {"invite": invite["invite"]})
-        tokens[joined["seat"]] = joined["player_token"]
-    return created["id"], tokens
-
-
-def move(port: int, game_id: str, tokens: dict[int, str]) -> None:
-    """The seat to move reads its legal actions and plays the first (a turn's two requests)."""
-    current = ok(port, "GET", f"/api/games/{game_id}", token=tokens[0])["view"]["current"]
-    listed = ok(port, "GET", f"/api/games/{game_id}/actions", token=tokens[current])
-    ok(port, "POST", f"/api/games/{game_id}/actions",
-       {"version": listed["version"], "actions": [listed["actions"][0]["action"]]},
-       token=tokens[current])
 
 
 class Waiter(threading.Thread):

@@ -8,9 +8,10 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import requests
-from e2e_server import Server
+from e2e_server import Server, call, move, new_game, ok
 
 
 def _loaded_libraries(pid: int) -> set[str]:
@@ -39,49 +40,34 @@ def test_master_loads_no_gevent_and_workers_serve_with_it(gunicorn_server: Serve
     for worker in workers:
         assert [lib for lib in _loaded_libraries(worker) if "/gevent/" in lib]
 
-    url = gunicorn_server.url
-    made = requests.post(f"{url}/api/games", json={"seats": [{"name": "ann"}, {"name": "bob"}]},
-                         timeout=10)
-    assert made.status_code == 201, made.text
-    game = made.json()
-    tokens = [requests.post(f"{url}/api/games/{game['id']}/join", json={"invite": i["invite"]},
-                            timeout=10).json()["player_token"] for i in game["invites"]]
-    seen = requests.get(f"{url}/api/games/{game['id']}",
-                        headers={"Authorization": f"Bearer {tokens[0]}"}, timeout=10).json()
-    newest = requests.get(f"{url}/api/games/{game['id']}/events?limit=1",
-                          headers={"Authorization": f"Bearer {tokens[0]}"}, timeout=10).json()
-    answers: list[requests.Response] = []
-    parked = [threading.Thread(target=lambda: answers.append(requests.get(
-        f"{url}/api/games/{game['id']}/events?after={newest['last']}&wait=60",
-        headers={"Authorization": f"Bearer {tokens[0]}"}, timeout=90))) for _ in range(8)]
+    port = gunicorn_server.port
+    game_id, tokens = new_game(port)
+    newest = ok(port, "GET", f"/api/games/{game_id}/events?limit=1", token=tokens[0])["last"]
+    answers: list[tuple[int, Any]] = []
+    parked = [threading.Thread(target=lambda: answers.append(call(
+        port, "GET", f"/api/games/{game_id}/events?after={newest}&wait=60", token=tokens[0],
+        timeout=90))) for _ in range(8)]
     for thread in parked:
         thread.start()
     time.sleep(0.5)  # to park them (were one still on its way, this would test less, not fail)
     # 8 long-polls parked on 2 workers: ordinary requests are answered meanwhile...
-    assert requests.get(f"{url}/readyz", timeout=10).status_code == 200
+    ok(port, "GET", "/readyz")
     assert answers == []  # ...while they wait, until a move wakes them
-    mover = tokens[seen["view"]["current"]]
-    moved = requests.post(f"{url}/api/games/{game['id']}/actions",
-                          headers={"Authorization": f"Bearer {mover}"},
-                          json={"version": seen["version"], "turn": "draw"}, timeout=10)
-    assert moved.status_code == 200, moved.text
+    move(port, game_id, tokens)
     for thread in parked:
         thread.join()
-    assert [answer.status_code for answer in answers] == [200] * 8
-    assert all(answer.json()["events"] for answer in answers)
+    assert [status for status, _ in answers] == [200] * 8
+    assert all(body["events"] for _, body in answers)
 
 
 def test_a_long_polls_refusal_is_a_problem_not_a_logged_failure(gunicorn_server: Server) -> None:
     """A long-poll's look runs in a greenlet of its own (services/watch.py): what it raises
     reaches the request as the usual problem, and gevent reports no greenlet's failure."""
     url = gunicorn_server.url
-    games = [requests.post(f"{url}/api/games", json={"seats": [{"name": "ann"}, {"name": "bob"}]},
-                           timeout=10).json() for _ in range(2)]
-    other_token = requests.post(f"{url}/api/games/{games[1]['id']}/join",
-                                json={"invite": games[1]["invites"][0]["invite"]},
-                                timeout=10).json()["player_token"]
-    for token, status in ((other_token, 403), ("not-a-token", 401)):
-        refused = requests.get(f"{url}/api/games/{games[0]['id']}/events?after=0&wait=5",
+    game_id, _ = new_game(gunicorn_server.port)
+    _, other_tokens = new_game(gunicorn_server.port)
+    for token, status in ((other_tokens[0], 403), ("not-a-token", 401)):
+        refused = requests.get(f"{url}/api/games/{game_id}/events?after=0&wait=5",
                                headers={"Authorization": f"Bearer {token}"}, timeout=30)
         assert refused.status_code == status, refused.text
         assert refused.headers["Content-Type"] == "application/problem+json"
