@@ -29,17 +29,17 @@ graceful_timeout = 10
 
 
 class GeventWorker(AsyncWorker):  # type: ignore[misc]
-    """gunicorn's gevent worker ("gevent"), its module imported by the worker once forked: the
-    master, which only starts and watches workers, then never imports gevent (about 6 MiB of
-    its resident memory). gunicorn makes a worker's object in the master before it forks; once
-    forked, the object becomes gunicorn's own gevent worker, whose constructor is this one's
-    (AsyncWorker's)."""
+    """gunicorn's gevent worker on gevent's own WSGI server (``dos_server.gevent_http.Worker``),
+    its modules imported by the worker once forked: the master, which only starts and watches
+    workers, then never imports gevent (about 6 MiB of its resident memory). gunicorn makes a
+    worker's object in the master before it forks; once forked, the object becomes that worker,
+    whose constructor is this one's (AsyncWorker's)."""
 
     def init_process(self) -> None:
-        from gunicorn.workers.ggevent import GeventWorker as Gevent  # type: ignore[import-untyped]
+        from dos_server.gevent_http import Worker
 
-        self.__class__ = Gevent
-        Gevent.init_process(self)
+        self.__class__ = Worker
+        Worker.init_process(self)
 
 
 def post_worker_init(worker: object) -> None:
