@@ -1,6 +1,6 @@
 """The web worker's HTTP server: gunicorn's gevent worker serving through gevent's own WSGI server
 (``gevent.pywsgi``), which costs a request less CPU than gunicorn's parser and response writer
-under gevent (bench/peer.py: 10-18% of the server's CPU a move).
+under gevent (docs/performance.md, "The HTTP server").
 
 gevent's server reads requests leniently; this handler reads them as strictly as gunicorn does,
 so that nothing in front of it (Caddy, a load balancer) can read a request's end elsewhere
