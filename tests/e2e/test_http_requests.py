@@ -120,20 +120,20 @@ def test_a_refused_request_is_not_answered_with_the_one_before(gunicorn_server: 
 def short_keepalive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with running_gunicorn(tmp_path_factory.mktemp("keepalive"), lambda port: [
             str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "1",
-            "dos_server.wsgi:app"], extra_env={"DOS_KEEPALIVE_SECONDS": "1"}) as server:
+            "dos_server.wsgi:app"], extra_env={"DOS_KEEPALIVE_SECONDS": "2"}) as server:
         yield server
 
 
 def test_an_idle_connection_is_closed_after_the_keepalive_time(short_keepalive: Server) -> None:
     with socket.create_connection(("127.0.0.1", short_keepalive.port), timeout=10) as sock:
         sock.sendall(PING)
-        time.sleep(0.3)
+        time.sleep(0.2)
         sock.sendall(PING)  # within the keep-alive time: the same connection answers
         started = time.monotonic()
         received, closed = read_all(sock)
         assert statuses(received) == [200, 200]
         assert closed  # then, idle, it is closed
-        assert time.monotonic() - started < 8
+        assert time.monotonic() - started < 9
 
 
 def test_headers_that_trickle_in_are_cut_off(short_keepalive: Server) -> None:
@@ -141,7 +141,7 @@ def test_headers_that_trickle_in_are_cut_off(short_keepalive: Server) -> None:
     when the keep-alive time is up, as one that sends nothing does."""
     with socket.create_connection(("127.0.0.1", short_keepalive.port), timeout=10) as sock:
         sock.sendall(b"GET /api/ping HTTP/1.1\r\n" + HOST)
-        for _ in range(4):
+        for _ in range(10):  # 5 s of trickling, past the keep-alive time of 2 s
             time.sleep(0.5)
             try:
                 sock.sendall(b"X-Slow: a\r\n")
