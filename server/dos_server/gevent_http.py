@@ -18,10 +18,10 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from http.client import HTTPMessage
 from typing import IO, Any
 
 import gevent  # type: ignore[import-untyped]
+from gevent.pywsgi import OldMessage  # type: ignore[import-untyped]
 from gunicorn.workers.ggevent import (  # type: ignore[import-untyped]
     GeventPyWSGIWorker,
     PyWSGIHandler,
@@ -35,6 +35,8 @@ MAX_HEADER_FIELDS = 100
 MAX_HEADER_LINE = 8190
 # A connection reads through a buffer of this size: parked long-polls keep theirs.
 READ_BUFFER = 1024
+# gunicorn's keepalive of our config; without keep-alive, still the time for a request's head.
+KEEPALIVE_SECONDS = 75.0
 
 _REQUEST_LINE = re.compile(r"[A-Z]{1,20} [\x21-\x7e\x80-\xff]+ HTTP/1\.[01]\r\n")
 _HEADER_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([\x20-\x7e\x80-\xff\t]*?)[ \t]*\r\n")
@@ -55,26 +57,10 @@ class HeadersTooLarge(BadRequest):
     status = "431 Request Header Fields Too Large"
 
 
-class _Headers(HTTPMessage):
-    """The request's headers, as gevent's handler reads them (``getheader``, ``headers``...)."""
-
-    status = ""
-
-    def getheader(self, name: str, default: Any = None) -> Any:
-        return self.get(name, default)
-
-    @property
-    def headers(self) -> list[str]:
-        return [f"{name}: {value}\r\n" for name, value in self._headers]  # type: ignore[attr-defined]
-
-    @property
-    def typeheader(self) -> str | None:
-        return self.get("content-type")
-
-
-def read_headers(rfile: IO[bytes], version: str) -> _Headers:
-    """The header lines up to the empty line, checked (BadRequest or its kinds if not)."""
-    headers = _Headers()
+def read_headers(rfile: IO[bytes], version: str) -> Any:
+    """The header lines up to the empty line, checked (BadRequest or its kinds if not), in the
+    message class gevent's handler reads its own into."""
+    headers = OldMessage()
     while True:
         line = rfile.readline(MAX_HEADER_LINE + 3)
         if line == b"\r\n":
@@ -108,9 +94,10 @@ def read_headers(rfile: IO[bytes], version: str) -> _Headers:
 class Handler(PyWSGIHandler):  # type: ignore[misc]
     """One connection of the worker, its requests read strictly (see the module's text)."""
 
-    head_seconds: float = 75.0  # the worker sets gunicorn's keepalive (a head's time when 0)
-    keep_alive = True  # gunicorn's keepalive 0: one request a connection
-    _head_timer: gevent.Timeout | None = None
+    # The worker sets gunicorn's keepalive: the time for a request's head, and for an idle
+    # connection; 0 means one request a connection (and KEEPALIVE_SECONDS for the head).
+    keepalive: float = KEEPALIVE_SECONDS
+    _head_timer: gevent.Timeout | None = None  # from the request line's first wait to its headers
 
     def __init__(self, sock: Any, address: Any, server: Any, rfile: Any = None) -> None:
         super().__init__(sock, address, server,
@@ -118,22 +105,18 @@ class Handler(PyWSGIHandler):  # type: ignore[misc]
 
     def read_requestline(self) -> str:
         self.environ = None  # the request before's, on a kept-alive connection
-        timer = self._head_timer = gevent.Timeout.start_new(self.head_seconds)
+        timer = self._head_timer = gevent.Timeout.start_new(self.keepalive or KEEPALIVE_SECONDS)
         try:
             line: str = self.rfile.readline(MAX_REQUEST_LINE + 3).decode("latin-1")
         except gevent.Timeout as out:
             if out is not timer:
                 raise
             return ""  # no request within the keep-alive time: the connection closes
-        except BaseException:
-            timer.close()
-            raise
-        if not line:
-            timer.close()
-        return line
+        return line  # handle_one_request closes the timer if read_request is not reached
 
     def read_request(self, raw_requestline: str) -> bool:
         timer = self._head_timer
+        assert timer is not None, "read_requestline starts it"
         try:
             if len(raw_requestline) > MAX_REQUEST_LINE + 2:
                 raise RequestLineTooLong("request line too long")
@@ -147,16 +130,13 @@ class Handler(PyWSGIHandler):  # type: ignore[misc]
                 raise
             raise BadRequest("request headers not received in time") from None
         finally:
-            if timer is not None:
-                timer.close()
+            timer.close()  # before the application runs
         self.time_start = time.time()  # the access log's time runs from the request, not idle
         self.content_length = int(self.headers.get("content-length", 0)) or None
         connection = self.headers.get("connection", "").lower()
-        if self.request_version == "HTTP/1.1":
-            self.close_connection = connection == "close"
-        else:
-            self.close_connection = connection != "keep-alive"
-        self.close_connection = self.close_connection or not self.keep_alive
+        self.close_connection = not self.keepalive or (
+            connection == "close" if self.request_version == "HTTP/1.1"
+            else connection != "keep-alive")
         return True
 
     def handle(self) -> None:
@@ -199,8 +179,7 @@ class Worker(GeventPyWSGIWorker):  # type: ignore[misc]
     wsgi_handler = Handler
 
     def init_process(self) -> None:
-        Handler.head_seconds = float(self.cfg.keepalive) or Handler.head_seconds
-        Handler.keep_alive = self.cfg.keepalive > 0
+        Handler.keepalive = float(self.cfg.keepalive)
         super().init_process()
 
 

@@ -74,11 +74,16 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+def serving(workers: int) -> Callable[[int], list[str]]:
+    """The serving model's gunicorn command on a loopback ``port``, with ``workers`` workers (a
+    stop waits 5 s for requests in progress), for :func:`running_gunicorn`."""
+    return lambda port: [str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}",
+                         "-w", str(workers), "--graceful-timeout", "5", "dos_server.wsgi:app"]
+
+
 @pytest.fixture(scope="module")
 def gunicorn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with running_gunicorn(tmp_path_factory.mktemp("gunicorn"), lambda port: [
-            str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "2",
-            "--graceful-timeout", "5", "dos_server.wsgi:app"]) as server:
+    with running_gunicorn(tmp_path_factory.mktemp("gunicorn"), serving(2)) as server:
         yield server
 
 

@@ -13,9 +13,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from e2e_server import SERVE, Server, running_gunicorn
-
-from testkit import BIN
+from e2e_server import Server, running_gunicorn, serving
 
 HOST = b"Host: localhost\r\n"
 PING = b"GET /api/ping HTTP/1.1\r\n" + HOST + b"\r\n"
@@ -118,9 +116,8 @@ def test_a_refused_request_is_not_answered_with_the_one_before(gunicorn_server: 
 
 @pytest.fixture(scope="module")
 def short_keepalive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with running_gunicorn(tmp_path_factory.mktemp("keepalive"), lambda port: [
-            str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "1",
-            "dos_server.wsgi:app"], extra_env={"DOS_KEEPALIVE_SECONDS": "2"}) as server:
+    with running_gunicorn(tmp_path_factory.mktemp("keepalive"), serving(1),
+                          extra_env={"DOS_KEEPALIVE_SECONDS": "2"}) as server:
         yield server
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from e2e_server import SERVE, running_gunicorn, server_env, stop
+from e2e_server import running_gunicorn, server_env, serving, stop
 from prometheus_client.parser import text_string_to_metric_families
 
 from testkit import BIN, ROOT, SmtpSink, wait_for
@@ -49,9 +49,7 @@ def test_the_workers_and_the_worker_add_up(tmp_path: Path) -> None:
              "DOS_SMTP_SECURITY": "none", "DOS_WORKER_POLL_SECONDS": "0.05",
              "DOS_INSTANCE_PATH": str(tmp_path / "instance")}
     try:
-        with running_gunicorn(tmp_path, lambda port: [
-                str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "2",
-                "--graceful-timeout", "5", "dos_server.wsgi:app"], extra) as server:
+        with running_gunicorn(tmp_path, serving(2), extra) as server:
             env = {**server_env(server.database), **extra}
             log = (tmp_path / "worker.log").open("wb")
             worker = subprocess.Popen([str(BIN / "flask"), "--app", "dos_server", "worker"],

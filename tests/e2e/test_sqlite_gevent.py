@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import requests
-from e2e_server import SERVE, running_gunicorn
+from e2e_server import running_gunicorn, serving
 from prometheus_client.parser import text_string_to_metric_families
 
-from testkit import BIN, wait_for
+from testkit import wait_for
 
 TOKEN = "lock-watch-" + "w" * 20
 
@@ -34,9 +34,7 @@ def test_a_writer_waiting_for_the_lock_does_not_stop_the_others(tmp_path: Path,
     extra = {"DOS_METRICS_TOKEN": TOKEN, "DOS_SQLITE_BUSY_TIMEOUT_SECONDS": "60"}
     if gate is not None:
         extra["DOS_REQUESTS_AT_ONCE"] = gate
-    with running_gunicorn(tmp_path, lambda port: [
-            str(BIN / "gunicorn"), "--config", SERVE, "-b", f"127.0.0.1:{port}", "-w", "1",
-            "--graceful-timeout", "5", "dos_server.wsgi:app"], extra) as server:
+    with running_gunicorn(tmp_path, serving(1), extra) as server:
         url = server.url
         created = requests.post(f"{url}/api/games", json={"seats": [{"name": "ann"},
                                                                     {"name": "bob"}]},
