@@ -14,6 +14,8 @@ from typing import Any
 import requests
 from cli_helpers import Table, as_json, ok, run, saved, table_url
 
+from testkit import build_app, dispose, finish_game
+
 
 def _raw(table: Table, profile: str, method: str, path: str, **kwargs: Any) -> Any:
     token = saved(table.config_file)["profiles"][profile]["games"]["g"]["token"]
@@ -38,6 +40,32 @@ def test_a_number_without_a_list_seen_is_refused_with_a_hint(table: Table) -> No
     assert f"`{command} moves` prints it" in result.stderr
     assert f"`{command} move N` plays" in result.stderr
     assert _raw(table, mover, "GET", "")["version"] == version  # nothing was sent
+
+
+def test_a_number_on_a_game_over_before_any_list_says_it_is_over(
+        table: Table, tmp_path: Path) -> None:
+    """A seat whose profile never printed a list (the game ended before its turn) is told the
+    game is over, not asked which list the number is from."""
+    app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}", migrate=False)
+    try:
+        finish_game(app, table.id, 0)
+    finally:
+        dispose(app)
+    assert "listed_version" not in saved(table.config_file)["profiles"]["bob"]["games"]["g"]
+    result = run("--profile", "bob", "move", "1")
+    assert result.exit_code == 3
+    assert "the game g is over: Ann won; nothing was played" in result.stderr
+    assert "which list" not in result.stderr
+
+
+def test_a_number_before_the_game_starts_says_it_has_not_started(
+        server_url: str, config_file: Path) -> None:
+    ok("server", server_url)
+    ok("new", "--seat", "Ann", "--seat", "Bob", "--me", "Ann", "--as", "g")
+    result = run("move", "1")
+    assert result.exit_code == 3
+    assert "the game g is waiting" in result.stderr, result.stderr
+    assert "which list" not in result.stderr
 
 
 def test_show_remembers_its_list_and_move_n_plays_from_it(table: Table) -> None:

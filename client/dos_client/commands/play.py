@@ -163,6 +163,9 @@ def _play_number(saved: SavedGame, number: int, at_version: int | None) -> None:
     _require_token(saved)
     version = at_version if at_version is not None else saved.entry.get("listed_version")
     if version is None:
+        fresh = saved.api.game(saved.game_id)
+        if fresh["status"] != "active":  # no list to choose from, nor ever will be
+            raise ClientError(_not_active(saved, fresh), EXIT_REFUSED)
         command = saved.settings.command()
         raise ClientError(_("which list is move {number} from? You have not seen one for {game} "
                             "yet: `{command} moves` prints it, then `{command} move N` plays its "
@@ -224,28 +227,32 @@ def _explained(saved: SavedGame, error: DosApiError, version: int) -> ClientErro
                               version=version, now=fresh["version"])
         error.exit_code = EXIT_STALE
     if error.kind == "game-not-active":
-        from dos_client import render
-
-        fresh = saved.api.game(saved.game_id)
-        view = fresh.get("view") or {}
-        if fresh["status"] == "finished":
-            names = render.names_of(fresh)
-            sentence = (N_("the game {game} is over: {name} won; nothing was played. "
-                           "`{command} history {game}` tells how it went.")
-                        if view.get("winner") is not None
-                        else N_("the game {game} is over; nothing was played. "
-                                "`{command} history {game}` tells how it went."))
-            error.message = _(sentence).format(
-                game=saved.name, command=command,
-                name=names[view["winner"]] if view.get("winner") is not None else "")
-        else:
-            error.message = _("the game {game} is {status}; nothing was played.").format(
-                game=saved.name, status=render.status(fresh["status"]))
+        error.message = _not_active(saved, saved.api.game(saved.game_id))
         error.exit_code = EXIT_REFUSED
     elif error.kind == "not-your-turn":
         error.message += ". " + _("`{command} wait` tells you when it is your turn.").format(
             command=command)
     return error
+
+
+def _not_active(saved: SavedGame, fresh: dict[str, Any]) -> str:
+    """That the game is over (and who won) or not started, so nothing was played."""
+    from dos_client import render
+
+    command = saved.settings.command()
+    view = fresh.get("view") or {}
+    if fresh["status"] == "finished":
+        names = render.names_of(fresh)
+        sentence = (N_("the game {game} is over: {name} won; nothing was played. "
+                       "`{command} history {game}` tells how it went.")
+                    if view.get("winner") is not None
+                    else N_("the game {game} is over; nothing was played. "
+                            "`{command} history {game}` tells how it went."))
+        return _(sentence).format(
+            game=saved.name, command=command,
+            name=names[view["winner"]] if view.get("winner") is not None else "")
+    return _("the game {game} is {status}; nothing was played.").format(
+        game=saved.name, status=render.status(fresh["status"]))
 
 
 def _played(saved: SavedGame, result: dict[str, Any]) -> None:
