@@ -34,6 +34,7 @@ from sqlalchemy.pool import PoolProxiedConnection
 
 from dos_engine import Game
 from dos_server import tokens
+from dos_server.database import row_holding
 from dos_server.errors import (
     GameNotActive,
     GameNotFound,
@@ -436,24 +437,16 @@ def _lock_game(game_id: str) -> GameRow | None:
         return None
     first = rows[0]
     split = len(_GAME_KEYS)
-    game: GameRow = _persistent(GameRow, dict(zip(_GAME_KEYS, first[:split], strict=True)))
+    game: GameRow = row_holding(GameRow, dict(zip(_GAME_KEYS, first[:split], strict=True)))
     state_text = first[split]
     game.__dict__["state"] = _state_from_text(state_text)
-    seats = [_persistent(SeatRow, dict(zip(_SEAT_KEYS, row[split + 1:], strict=True)))
+    seats = [row_holding(SeatRow, dict(zip(_SEAT_KEYS, row[split + 1:], strict=True)))
              for row in rows]
     set_committed_value(game, "seats", seats)
     for instance in (game, *seats):
         make_transient_to_detached(instance)
     session.add(game)  # its seats with it (the relationship's cascade)
     return game
-
-
-def _persistent(cls: type[Any], values: dict[str, Any]) -> Any:
-    """A new instance of the mapped class ``cls`` holding ``values`` as its loaded attributes
-    (no attribute events: nothing is recorded as changed)."""
-    instance = cls.__mapper__.class_manager.new_instance()
-    instance.__dict__.update(values)
-    return instance
 
 
 # The ORM's statements, built once like the others: building an ORM select with its options

@@ -43,7 +43,7 @@ from dos_engine import (
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server import metrics
-from dos_server.database import insert_rows, mark_stored, write_transaction
+from dos_server.database import insert_rows, mark_stored, row_holding, write_transaction
 from dos_server.errors import (
     AlreadyResigned,
     AmbiguousAction,
@@ -304,8 +304,9 @@ def append_event(game: GameRow, seat: int | None, kind: str, data: dict[str, Any
     Not added to the session: :func:`write_history` inserts a move's rows in one statement
     (the unit of work would flush one object per row).
     """
-    row = EventRow(game_id=game.id, seq=game.next_seq, version=game.version, seat=seat,
-                   kind=kind, data=data, secret=secret, created_at=utcnow())
+    row = row_holding(EventRow, {
+        "game_id": game.id, "seq": game.next_seq, "version": game.version, "seat": seat,
+        "kind": kind, "data": data, "secret": secret, "created_at": utcnow()})
     game.next_seq += 1
     return row
 

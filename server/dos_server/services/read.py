@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 from flask import Response, current_app
@@ -118,12 +119,15 @@ def fairness(state: Game, revealed: bool = False) -> dict[str, Any]:
     """Commitments to every dealt round's seed; the game seed once the game is over."""
     return {
         "algorithm": "sha256(round_seed); round_seed = dos_engine.rng.round_seed(seed, round)",
-        "commitments": [
-            seed_commitment(round_seed(state.seed, number))
-            for number in range(1, state.round_no + 1)
-        ],
+        "commitments": [_commitment(state.seed, number)
+                        for number in range(1, state.round_no + 1)],
         "seed": state.seed if state.is_over or revealed else None,
     }
+
+
+@lru_cache(maxsize=2048)  # every answer about a game lists its rounds' commitments again
+def _commitment(seed: str, round_no: int) -> str:
+    return seed_commitment(round_seed(seed, round_no))
 
 
 def fairness_check(game: GameRow, state: Game | None = None) -> dict[str, Any] | None:
