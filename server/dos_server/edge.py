@@ -164,7 +164,7 @@ class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]
         """flask-smorest's ``arguments``, with one instance of a schema class made here.
 
         Given a class, webargs makes a new instance on every request, deep-copying each of its
-        fields: about a tenth of a move's request. A schema holds no state while it loads, so
+        fields (a few percent of a move's request). A schema holds no state while it loads, so
         every request can share one.
         """
         shared = schema() if isinstance(schema, type) else schema
