@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from dos_client.cli import cli
-from testkit import build_app, dispose, serving
+from testkit import build_app, dispose, finish_game, serving
 
 CARD = re.compile(r"\[[RGBYW](?:\d+|#)\]")
 ANSI = "\x1b"
@@ -107,5 +107,14 @@ def serve(database_url: str) -> Iterator[str]:
     try:
         with serving(app) as url:
             yield url
+    finally:
+        dispose(app)
+
+
+def finish(database_url: str, game_id: str, winner: int) -> None:
+    """End the game in the server's database as a winning move would leave it."""
+    app = build_app(database_url, migrate=False)
+    try:
+        finish_game(app, game_id, winner)
     finally:
         dispose(app)

@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from cli_helpers import Table, as_json, ok, run, saved, table_url
-
-from testkit import build_app, dispose, finish_game
+from cli_helpers import Table, as_json, finish, ok, run, saved, table_url
 
 
 def _raw(table: Table, profile: str, method: str, path: str, **kwargs: Any) -> Any:
@@ -46,11 +44,7 @@ def test_a_number_on_a_game_over_before_any_list_says_it_is_over(
         table: Table, tmp_path: Path) -> None:
     """A seat whose profile never printed a list (the game ended before its turn) is told the
     game is over, not asked which list the number is from."""
-    app = build_app(f"sqlite:///{tmp_path / 'dos.sqlite3'}", migrate=False)
-    try:
-        finish_game(app, table.id, 0)
-    finally:
-        dispose(app)
+    finish(f"sqlite:///{tmp_path / 'dos.sqlite3'}", table.id, 0)  # conftest's server_url
     assert "listed_version" not in saved(table.config_file)["profiles"]["bob"]["games"]["g"]
     result = run("--profile", "bob", "move", "1")
     assert result.exit_code == 3

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import Table, as_json, ok, run, saved, serve
+from cli_helpers import Table, as_json, finish, ok, run, saved, serve
 
-from testkit import backend, build_app, db_url, dispose, finish_game
+from testkit import backend, db_url
 
 __all__ = ["backend", "db_url"]
 
@@ -21,20 +21,11 @@ def server_url(db_url: str) -> Iterator[str]:
     yield from serve(db_url)
 
 
-def _finish(database_url: str, game_id: str, winner: int) -> None:
-    """End the game in the server's database as a winning move would leave it."""
-    app = build_app(database_url, migrate=False)
-    try:
-        finish_game(app, game_id, winner)
-    finally:
-        dispose(app)
-
-
 def test_rematch_made_then_accepted(table: Table, db_url: str, config_file: Path) -> None:
     early = run("rematch")
     assert early.exit_code != 0
     assert "once the game is over" in early.stderr
-    _finish(db_url, table.id, 1)
+    finish(db_url, table.id, 1)
     assert "Play again with the same players: `dos-client rematch`." in ok("show").stdout
     made = as_json("rematch")
     assert made["created"] is True

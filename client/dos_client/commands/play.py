@@ -239,20 +239,17 @@ def _not_active(saved: SavedGame, fresh: dict[str, Any]) -> str:
     """That the game is over (and who won) or not started, so nothing was played."""
     from dos_client import render
 
-    command = saved.settings.command()
-    view = fresh.get("view") or {}
-    if fresh["status"] == "finished":
-        names = render.names_of(fresh)
-        sentence = (N_("the game {game} is over: {name} won; nothing was played. "
-                       "`{command} history {game}` tells how it went.")
-                    if view.get("winner") is not None
-                    else N_("the game {game} is over; nothing was played. "
-                            "`{command} history {game}` tells how it went."))
-        return _(sentence).format(
-            game=saved.name, command=command,
-            name=names[view["winner"]] if view.get("winner") is not None else "")
-    return _("the game {game} is {status}; nothing was played.").format(
-        game=saved.name, status=render.status(fresh["status"]))
+    if fresh["status"] != "finished":
+        return _("the game {game} is {status}; nothing was played.").format(
+            game=saved.name, status=render.status(fresh["status"]))
+    winner = (fresh.get("view") or {}).get("winner")
+    sentence = (N_("the game {game} is over: {name} won; nothing was played. "
+                   "`{command} history {game}` tells how it went.")
+                if winner is not None
+                else N_("the game {game} is over; nothing was played. "
+                        "`{command} history {game}` tells how it went."))
+    return _(sentence).format(game=saved.name, command=saved.settings.command(),
+                              name="" if winner is None else render.names_of(fresh)[winner])
 
 
 def _played(saved: SavedGame, result: dict[str, Any]) -> None:

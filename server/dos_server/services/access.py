@@ -437,7 +437,7 @@ def _lock_game(game_id: str) -> GameRow | None:
         return None
     first = rows[0]
     split = len(_GAME_KEYS)
-    game: GameRow = row_holding(GameRow, dict(zip(_GAME_KEYS, first[:split], strict=True)))
+    game = row_holding(GameRow, dict(zip(_GAME_KEYS, first[:split], strict=True)))
     state_text = first[split]
     game.__dict__["state"] = _state_from_text(state_text)
     seats = [row_holding(SeatRow, dict(zip(_SEAT_KEYS, row[split + 1:], strict=True)))
