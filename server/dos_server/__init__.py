@@ -24,7 +24,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from dos_server.config import load_config
     from dos_server.database import configure_engine
     from dos_server.edge import check_request
-    from dos_server.extensions import api, db, limiter
+    from dos_server.extensions import api, db, init_limiter
     from dos_server.logs import init_logging
 
     # The instance folder holds the development SQLite database and secret key.
@@ -43,7 +43,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     migrations = app.config.get("MIGRATIONS_DIR", _migrations_dir())
     migrate.init_app(app, db, directory=migrations)
-    limiter.init_app(app)
+    init_limiter(app)
     i18n.init_app(app)
     app.before_request(check_request)  # path parameters and headers, before any view
     metrics.init_app(app)  # GET /metrics, and the requests' counts and times

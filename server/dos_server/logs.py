@@ -40,9 +40,15 @@ _SECRET_PATTERNS = [
     (re.compile(r"\.?[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}"), REDACTED),
 ]
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+# What every match of a pattern above contains: text without it has nothing to redact, and
+# one search costs less than the four substitutions (every request logs a line).
+_MAYBE_SECRET = re.compile(
+    r"unsubscribe|token|invite|code|play\+|[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.", re.IGNORECASE)
 
 
 def _redact_plain(text: str) -> str:
+    if not _MAYBE_SECRET.search(text):
+        return text
     for pattern, replacement in _SECRET_PATTERNS:
         text = pattern.sub(replacement, text)
     return text

@@ -94,6 +94,23 @@ def test_joining_is_rate_limited(make_app: Callable[..., Flask]) -> None:
     assert_problem(client.post(url, json={"invite": created["invites"][1]["invite"]}), 429)
 
 
+def test_a_default_limit_still_applies_to_every_route(make_app: Callable[..., Flask]) -> None:
+    # Without app-wide limits the views without a limit skip Flask-Limiter's hook; with one,
+    # the hook stays and limits a view that names no limit of its own.
+    app = make_app(RATELIMIT_ENABLED=True, RATELIMIT_DEFAULT="2 per minute")
+    client = app.test_client()
+    assert client.get("/api/ping").status_code == 200
+    assert client.get("/api/ping").status_code == 200
+    assert_problem(client.get("/api/ping"), 429)
+
+
+def test_views_without_a_limit_are_not_limited(make_app: Callable[..., Flask]) -> None:
+    app = make_app(RATELIMIT_ENABLED=True, RATE_LIMIT_CREATE="1 per minute")
+    client = app.test_client()
+    for _ in range(5):
+        assert client.get("/api/ping").status_code == 200
+
+
 def test_rate_limits_are_shared_by_web_instances_through_redis(
     make_app: Callable[..., Flask],
 ) -> None:

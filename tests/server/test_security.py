@@ -480,3 +480,28 @@ def test_json_formatter_keeps_only_known_fields() -> None:
     out = json.loads(JsonFormatter().format(record))
     assert out["path"] == "/api/games/x"
     assert "secret-token" not in json.dumps(out)
+
+
+@pytest.mark.parametrize("text", [
+    "/api/unsubscribe/SECRET",
+    "/API/UNSUBSCRIBE/SECRET?x=1",
+    "/games/g?INVITE_TOKEN=SECRET",
+    "/me/signin?Code=SECRET",
+    "reply to play+SECRET@mail.example",
+    "Bearer eyJzZWF0IjoxfQ.aXb3Cd.SECRETSECRETSECRETSECRET",
+    "/api/unsubscribe%2FSECRET",
+    "/games/g%3Ftoken%3DSECRET",
+    "/games/g?%74oken=SECRET",
+])
+def test_every_shape_of_token_is_redacted(text: str) -> None:
+    from dos_server.logs import redact
+
+    assert "SECRET" not in redact(text)
+
+
+def test_text_without_a_token_is_logged_as_it_is() -> None:
+    from dos_server.logs import redact
+
+    for text in ("/api/games/abc123/actions", "POST", "request", "0123456789abcdef",
+                 "/api/games/g/events?after=12&wait=60"):
+        assert redact(text) == text
