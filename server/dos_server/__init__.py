@@ -25,11 +25,13 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from dos_server.database import configure_engine
     from dos_server.edge import check_request
     from dos_server.extensions import api, db, init_limiter
+    from dos_server.jsoncodec import JsonProvider
     from dos_server.logs import init_logging
 
     # The instance folder holds the development SQLite database and secret key.
     instance = (test_config or {}).get("INSTANCE_PATH") or os.environ.get("DOS_INSTANCE_PATH")
     app = Flask("dos_server", instance_relative_config=True, instance_path=instance or None)
+    app.json = JsonProvider(app)
     app.cli = Commands(app)  # the commands' modules are imported when a command line runs
     load_config(app, test_config)
     if app.config["PROXY_COUNT"]:

@@ -26,6 +26,8 @@ from typing import Any
 from flask import Flask
 from sqlalchemy.engine import make_url
 
+from dos_server import jsoncodec
+
 # The gate the current request is inside, if any (a long-poll leaves it when it begins to wait).
 _PASSED: ContextVar[Gate | None] = ContextVar("dos_gate_passed", default=None)
 
@@ -145,6 +147,8 @@ def configure(app: Flask) -> None:
     """Before the database is bound: the gate around the app and the pool's size from it
     (unless the configuration sets one); ``REQUESTS_AT_ONCE`` 0 turns both off."""
     options = dict(app.config.get("SQLALCHEMY_ENGINE_OPTIONS") or {})
+    options.setdefault("json_serializer", jsoncodec.dumps)
+    options.setdefault("json_deserializer", jsoncodec.loads)
     url = make_url(str(app.config["SQLALCHEMY_DATABASE_URI"]))
     in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
     at_once = requests_at_once(app.config)

@@ -9,7 +9,6 @@ checked against those fresh rows (a token revoked by the request before them is 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +32,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.pool import PoolProxiedConnection
 
 from dos_engine import Game
-from dos_server import tokens
+from dos_server import jsoncodec, tokens
 from dos_server.database import row_holding
 from dos_server.errors import (
     GameNotActive,
@@ -174,13 +173,13 @@ class GameSnapshot:
     @property
     def options(self) -> dict[str, Any]:
         if self._options is None:
-            self._options = json.loads(self.options_text) if self.options_text else {}
+            self._options = jsoncodec.loads(self.options_text) if self.options_text else {}
         return self._options
 
     @property
     def state(self) -> dict[str, Any] | None:
         if self._state is None and self.state_text is not None:
-            self._state = json.loads(self.state_text)
+            self._state = jsoncodec.loads(self.state_text)
         return self._state
 
 
@@ -476,7 +475,7 @@ def _lock_game_by_orm(game_id: str) -> GameRow | None:
 def _state_from_text(text: str | None) -> Any:
     """A locked game's state, sent as JSON text by the lock-and-read (decoded once, not once
     per seat row)."""
-    return json.loads(text) if text else None
+    return jsoncodec.loads(text) if text else None
 
 
 def _not_found(game_id: str) -> GameNotFound:
