@@ -519,7 +519,9 @@ class Game:
         counts = self._counts[seat].to_bytes(_COUNT_BYTES, "little")
         if must_use is not None or counts[_WILD_NUMBER_BYTE]:
             return self._list_wild_matches(self.hands[seat], counts, must_use)
-        lows_by_number = _lows_by_number(counts)
+        # _lows_by_number with its usual case (a set of values met before) written out
+        lows_by_number = (_LOWS_BY_PRESENCE.get(counts.translate(_PRESENT))
+                          or _lows_by_number(counts))
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -1262,7 +1264,16 @@ class Game:
             return
         self.current = following
         self.turn_no += 1
-        self._reset_turn()
+        # The next turn starts afresh (_reset_turn, written out: this runs every turn).
+        self.drawn = None
+        self.has_drawn = False
+        self.matches = 0
+        self.added = False
+        self.bonuses = 0
+        self.bonus_phase = False
+        self.placements_left = 0
+        self.called_dos = False
+        self.penalty = 0
         if not printed:
             self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
