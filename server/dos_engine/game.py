@@ -574,6 +574,7 @@ class Game:
         """
         must = -1 if must_use is None else must_use.id
         wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
+        wild_pairs = _SAME_VALUE_PAIRS[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         firsts = []  # the first card of each value held, then in id order: the values' order
         for value in range(1, 11):
             field = counts[value]
@@ -626,12 +627,9 @@ class Game:
                             keys.append(base + b)
                         for w in wilds:
                             keys.append(base + w)
-                if wilds and number >= 2:  # two Wild #s make any number from 2 (1.3)
-                    for i, w in enumerate(wilds):
-                        base = w * _KEYS
-                        for v in wilds[i:]:
-                            if v != w or _held_twice(counts, w):
-                                keys.append(base + v)
+                if number >= 2:  # two Wild #s make any number from 2 (1.3)
+                    for w, v in wild_pairs:
+                        keys.append(w * _KEYS + v)
             table = _MATCHES[index]
             position = index + 1
             if must >= 0:  # only the matches that use the card that must be used
