@@ -519,7 +519,9 @@ class Game:
         counts = self._counts[seat].to_bytes(_COUNT_BYTES, "little")
         if must_use is not None or counts[_WILD_NUMBER_BYTE]:
             return self._list_wild_matches(self.hands[seat], counts, must_use)
-        lows_by_number = _lows_by_number(counts)
+        # _lows_by_number with its usual case (a set of values met before) written out
+        lows_by_number = (_LOWS_BY_PRESENCE.get(counts.translate(_PRESENT))
+                          or _lows_by_number(counts))
         row = self.center_row
         if len(_MATCHES) < len(row):
             _add_match_tables(len(row))
@@ -572,6 +574,7 @@ class Game:
         """
         must = -1 if must_use is None else must_use.id
         wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
+        wild_pairs = _SAME_VALUE_PAIRS[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         firsts = []  # the first card of each value held, then in id order: the values' order
         for value in range(1, 11):
             field = counts[value]
@@ -624,12 +627,9 @@ class Game:
                             keys.append(base + b)
                         for w in wilds:
                             keys.append(base + w)
-                if wilds and number >= 2:  # two Wild #s make any number from 2 (1.3)
-                    for i, w in enumerate(wilds):
-                        base = w * _KEYS
-                        for v in wilds[i:]:
-                            if v != w or _held_twice(counts, w):
-                                keys.append(base + v)
+                if number >= 2:  # two Wild #s make any number from 2 (1.3)
+                    for w, v in wild_pairs:
+                        keys.append(w * _KEYS + v)
             table = _MATCHES[index]
             position = index + 1
             if must >= 0:  # only the matches that use the card that must be used
@@ -1262,7 +1262,16 @@ class Game:
             return
         self.current = following
         self.turn_no += 1
-        self._reset_turn()
+        # The next turn starts afresh (_reset_turn, written out: this runs every turn).
+        self.drawn = None
+        self.has_drawn = False
+        self.matches = 0
+        self.added = False
+        self.bonuses = 0
+        self.bonus_phase = False
+        self.placements_left = 0
+        self.called_dos = False
+        self.penalty = 0
         if not printed:
             self.dos_missed[following] = False  # v1: the window closes when their turn starts
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from operator import mod as _mod
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -129,12 +128,12 @@ def continue_shuffle(items: list[T], key: bytes, start: int, taken: int, steps: 
     if start < _NEVER_REJECTED_BELOW_N and (_SEVEN_FF not in stream
                                            or max(values[:steps], default=0) < _NEVER_REJECTED):
         # The usual case by far: randbelow rejects none of these values, so each swap takes the
-        # next one as it comes.
-        # j = value % (i + 1) for i = start .. last + 1, worked out by map (it stops with the
-        # range: values may hold a few more)
-        swaps = map(_mod, values, range(start + 1, last + 1, -1))
-        for i, j in zip(range(start, last, -1), swaps, strict=True):
+        # next one as it comes (values may hold a few more than the swaps take).
+        i = start
+        for value in values[:steps]:
+            j = value % (i + 1)
             items[i], items[j] = items[j], items[i]
+            i -= 1
         return taken + steps
     used = 0
     for i in range(start, last, -1):
