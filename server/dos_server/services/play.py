@@ -17,7 +17,6 @@ Idempotency-Key gives back later.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import secrets
@@ -26,9 +25,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import String, TextClause, bindparam, insert, inspect, text, update
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy import (
+    String,
+    bindparam,
+    cast,
+    column,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm.attributes import get_history, set_committed_value
 from sqlalchemy.orm.exc import StaleDataError
 
 from dos_engine import (
@@ -44,7 +53,7 @@ from dos_engine import (
 )
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_engine.search import LEVELS as SEARCH_LEVELS
-from dos_server import metrics
+from dos_server import jsoncodec, metrics
 from dos_server.database import insert_rows, mark_stored, row_holding, write_transaction
 from dos_server.errors import (
     AlreadyResigned,
@@ -271,36 +280,27 @@ _WRITE_GAME = (
 _WRITE_GAME_NOTIFYING = watch.notifying(_WRITE_GAME)  # PostgreSQL
 
 
-# On PostgreSQL a move's history rows (up to this many) go in with the game's UPDATE, their
-# INSERT in its WITH clause: one statement and one round trip fewer than two statements.
-_HISTORY_WITH_GAME = 16
+# On PostgreSQL a move's history rows go in with the game's UPDATE, their INSERT in its WITH
+# clause, the rows sent as one JSON array: one statement, one round trip and one parameter
+# (a parameter a value cost more CPU than the round trip saved).
+def _recordset_type(name: str) -> Any:
+    """A history column's type in the JSON array: VARCHAR without a length (a too long value
+    fails as the column fails it, never cut short), the stored type of a decorated one."""
+    kind = _EVENTS.c[name].type
+    return String() if isinstance(kind, String) else getattr(kind, "impl", kind)
 
 
-@functools.cache
-def _write_game_with_history(count: int) -> TextClause:
-    """The game's UPDATE of :func:`write_game` (the notifying one) with an INSERT of ``count``
-    history rows in its WITH clause; a row's parameters are ``<column>_<i>``.
-
-    Written as text: SQLAlchemy compiles a multi-row INSERT again for every execution (it does
-    not cache one), which cost more than the statement saves.
-    """
-    dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
-    # Typed, so that a column whose every row is NULL is not taken as text; VARCHAR without
-    # a length: a too long value fails as the column's own type fails it, never cut short.
-    types = {name: "VARCHAR" if isinstance(column.type, String) else column.type.compile(dialect)
-             for name, column in _EVENTS.c.items()}
-    rows = ", ".join("(" + ", ".join(f"CAST(:{name}_{i} AS {types[name]})"
-                                     for name in _HISTORY_COLUMNS) + ")" for i in range(count))
-    written = (*_MOVE_COLUMNS, "updated_at")
-    sql = (f"WITH history AS (INSERT INTO {_EVENTS.name} ({', '.join(_HISTORY_COLUMNS)}) "
-           f"VALUES {rows}) "
-           f"UPDATE {_GAMES.name} SET {', '.join(f'{name} = :{name}' for name in written)} "
-           "WHERE id = :game_id AND version = :read_version "
-           f"RETURNING pg_notify('{watch.CHANNEL}', id)")
-    return text(sql).bindparams(
-        *(bindparam(name, type_=_GAMES.c[name].type) for name in written),
-        *(bindparam(f"{name}_{i}", type_=_EVENTS.c[name].type)
-          for i in range(count) for name in _HISTORY_COLUMNS))
+_HISTORY_ROWS = (
+    func.jsonb_to_recordset(cast(bindparam("history", type_=String), JSONB))
+    .table_valued(*(column(name, _recordset_type(name)) for name in _HISTORY_COLUMNS))
+    .render_derived(name="event", with_types=True)
+)
+_JSON_NULL = literal_column("'null'::jsonb", JSONB)  # a None as the ORM stores it, not SQL NULL
+_WRITE_GAME_WITH_HISTORY = _WRITE_GAME_NOTIFYING.add_cte(
+    insert(_EVENTS).from_select(_HISTORY_COLUMNS, select(*(
+        func.coalesce(_HISTORY_ROWS.c[name], _JSON_NULL) if name in ("data", "secret")
+        else _HISTORY_ROWS.c[name] for name in _HISTORY_COLUMNS)))
+    .cte("history"))
 
 
 def write_game(game: GameRow, history: Sequence[EventRow] = ()) -> None:
@@ -312,22 +312,21 @@ def write_game(game: GameRow, history: Sequence[EventRow] = ()) -> None:
     Anything else the caller changed on the row is still flushed by the ORM; without such a
     change the row is marked stored, and the commit's flush passes it by.
     """
-    bumped: Sequence[int] = inspect(game).attrs.version.history.deleted  # the version read
+    # The version read (``inspect(game).attrs`` would first make a state for every column).
+    bumped: Sequence[int] = get_history(game, "version").deleted
     values = {name: getattr(game, name) for name in _MOVE_COLUMNS}
     values["updated_at"] = utcnow()
     params = {**values, "game_id": game.id,
               "read_version": bumped[0] if bumped else game.version}
     connection = db.session.connection()
     notified = connection.dialect.name == "postgresql"
-    if notified and 0 < len(history) <= _HISTORY_WITH_GAME:
-        if db.session.new:  # a row the history refers to (as insert_rows does)
+    if notified:
+        if history and db.session.new:  # a row the history refers to (as insert_rows does)
             db.session.flush()
-        for i, row in enumerate(history):
-            params.update({f"{name}_{i}": getattr(row, name) for name in _HISTORY_COLUMNS})
-        found = len(connection.execute(_write_game_with_history(len(history)), params).all())
-    elif notified:
-        write_history(history)
-        found = len(connection.execute(_WRITE_GAME_NOTIFYING, params).all())
+        params["history"] = jsoncodec.dumps([
+            {**{name: getattr(row, name) for name in _HISTORY_COLUMNS},
+             "created_at": as_utc(row.created_at).isoformat()} for row in history])
+        found = len(connection.execute(_WRITE_GAME_WITH_HISTORY, params).all())
     else:
         write_history(history)
         found = connection.execute(_WRITE_GAME, params).rowcount
