@@ -17,6 +17,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from notify_helpers import FakeClock, Receiver, auth, create, player_tokens, rows, run_worker
+from sqlalchemy import event as sa_event
 
 from dos_server.extensions import db
 from dos_server.models import GameRow, NotificationRow, SeatRow
@@ -390,6 +391,32 @@ def test_a_look_does_not_wait_behind_a_writer(make_app: Callable[..., Flask],
             writer.rollback()
     _look(client, gid, tokens[0])
     assert _seat(app, gid, 0).last_seen_at is not None  # committed by the look itself
+
+
+def test_a_look_is_one_statement_without_a_transaction_around_it(
+        make_app: Callable[..., Flask], receiver: Receiver) -> None:
+    """On PostgreSQL the look's UPDATE runs in autocommit: no BEGIN and COMMIT round trips
+    around it; the pooled connection is back in transaction mode for the next request."""
+    app, client, gid, tokens = _two_people(make_app, receiver)
+    with app.app_context():
+        engine = db.engine
+    looks: list[tuple[Any, bool]] = []  # (the driver's connection, in autocommit then)
+
+    def seen(connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "last_seen_at" in statement and statement.lstrip().upper().startswith("UPDATE"):
+            driver = connection.connection.driver_connection
+            looks.append((driver, bool(getattr(driver, "autocommit", True))))
+
+    sa_event.listen(engine, "before_cursor_execute", seen)
+    try:
+        _look(client, gid, tokens[0])
+    finally:
+        sa_event.remove(engine, "before_cursor_execute", seen)
+    assert _seat(app, gid, 0).last_seen_at is not None
+    [(driver, autocommit)] = looks
+    if engine.dialect.name == "postgresql":
+        assert autocommit
+        assert not driver.autocommit  # back in transaction mode for the next request's writes
 
 
 def test_parse_reminders() -> None:

@@ -172,9 +172,13 @@ def look(game_id: str, seats: Sequence[_Seen], seat_index: int | None,
               "look_now": now}
     try:
         with db.engine.connect() as connection:
-            skipping = connection.dialect.name == "postgresql"
-            connection.execute(_LOOK_SKIPPING if skipping else _LOOK, params)
-            connection.commit()
+            if connection.dialect.name == "postgresql":
+                # One statement alone needs no BEGIN and COMMIT round trips around it.
+                connection.execution_options(isolation_level="AUTOCOMMIT")
+                connection.execute(_LOOK_SKIPPING, params)
+            else:
+                connection.execute(_LOOK, params)
+                connection.commit()
     except DBAPIError as error:  # a look is not worth failing a read for: the next one writes
         log.warning("a look at game %s was not recorded: %s", game_id, type(error).__name__)
 
