@@ -35,7 +35,9 @@ during a phase count too), per 1,000 stored moves; a phase also prints the conne
 database that ended during it.
 Memory: the servers' resident set (RSS) with 1,000 idle waiting clients (ours: long-polls on
 ``GET /api/games/<id>/events?after=<newest>&wait=60``; theirs: connected socket clients), and
-without.
+without; the aim's figure is RSS added up over the server's processes. PSS is printed beside
+it: it divides a page shared by several processes (gunicorn's master and workers share the
+interpreter's) among them, where RSS counts it in each.
 
 Figures go to ``bench/results/peer.json`` (git-ignored).
 """
@@ -95,16 +97,26 @@ def _cmdline(pid: str) -> str:
         return ""
 
 
-def _rss(pid: str) -> int:
-    """Resident set size in bytes (0 if the process is gone)."""
+def _kib(path: str, key: str) -> int:
+    """The ``key:`` line's figure of a /proc file in kB, as bytes (0 if the process is gone)."""
     try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
+        with open(path) as figures:
+            for line in figures:
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return 0
+
+
+def _rss(pid: str) -> int:
+    """Resident set size in bytes: every page the process maps, shared ones included."""
+    return _kib(f"/proc/{pid}/status", "VmRSS:")
+
+
+def _pss(pid: str) -> int:
+    """Proportional set size in bytes: a page shared by n processes counts 1/n in each."""
+    return _kib(f"/proc/{pid}/smaps_rollup", "Pss:")
 
 
 @dataclass
@@ -141,9 +153,10 @@ class Served:
         return {(kind, pid): (proc_stat(pid) or (0, 0.0))[1]
                 for kind, pids in (("server", own), ("database", backends)) for pid in pids}
 
-    def rss(self) -> int:
-        """The server processes' resident set sizes together, in bytes."""
-        return sum(_rss(pid) for pid in self.processes()[0])
+    def memory(self) -> tuple[int, int]:
+        """The server processes' resident and proportional set sizes together, in bytes."""
+        own = self.processes()[0]
+        return sum(map(_rss, own)), sum(map(_pss, own))
 
 
 class CpuMeter:
@@ -369,20 +382,21 @@ def phase_line(done: Phase) -> str:
 
 
 def idle_memory(node_dir: Path, served: Served, count: int) -> dict[str, Any]:
-    """The servers' RSS before and with ``count`` waiting clients."""
-    alone = served.rss()
+    """The servers' RSS (and PSS) before and with ``count`` waiting clients."""
+    alone, pss_alone = served.memory()
     load = Load(node_dir, {"target": served.name, "ports": served.ports, "matches": 0,
                            "seconds": 0, "rate": 0, "idle": count})
     try:
         info = load.line("ready")
         time.sleep(3)  # the last requests reach their worker and park
-        waiting = served.rss()
+        waiting, pss_waiting = served.memory()
         backends = len(served.processes()[1])
         load.say("stop")
     finally:
         load.close()
     return {"server": served.name, "clients": info["clients"], "rss_alone": alone,
-            "rss_waiting": waiting, "postgres_backends": backends}
+            "rss_waiting": waiting, "pss_alone": pss_alone, "pss_waiting": pss_waiting,
+            "postgres_backends": backends}
 
 
 # -- a run ------------------------------------------------------------------------------------
@@ -429,7 +443,8 @@ def run_processes(node_dir: Path, tmp: Path, admin_url: str, processes: int,
                 m = memory[-1]
                 print(f"  memory {server:4}: RSS {m['rss_alone'] / 2**20:6.1f} MiB alone, "
                       f"{m['rss_waiting'] / 2**20:6.1f} MiB with {m['clients']} waiting clients "
-                      f"({m['postgres_backends']} PostgreSQL backends)", flush=True)
+                      f"(PSS {m['pss_alone'] / 2**20:.1f} / {m['pss_waiting'] / 2**20:.1f}; "
+                      f"{m['postgres_backends']} PostgreSQL backends)", flush=True)
     finally:
         for name in names.values():
             drop_database(admin_url, name)
@@ -484,7 +499,13 @@ def summary(phases: list[Phase], memory: list[dict[str, Any]],
             print(f"{processes} proc, RSS with {settings.idle} waiting clients: ours "
                   f"{mem['dos']['rss_waiting'] / 2**20:.1f} MiB, boardgame.io "
                   f"{mem['bgio']['rss_waiting'] / 2**20:.1f} MiB, ratio {ratio:.2f}x")
-            out[f"{processes}/memory"] = {"ratio": ratio}
+            # RSS added up counts a page each process maps in each of them (gunicorn's master
+            # and its workers share the interpreter's); PSS divides it among them.
+            pss_ratio = mem["dos"]["pss_waiting"] / mem["bgio"]["pss_waiting"]
+            print(f"{'':8}PSS, shared pages divided: ours "
+                  f"{mem['dos']['pss_waiting'] / 2**20:.1f} MiB, boardgame.io "
+                  f"{mem['bgio']['pss_waiting'] / 2**20:.1f} MiB, ratio {pss_ratio:.2f}x")
+            out[f"{processes}/memory"] = {"ratio": ratio, "pss_ratio": pss_ratio}
     return out
 
 
