@@ -469,8 +469,6 @@ class Game:
         if value is None or counts[_WILD_NUMBER_BYTE]:
             return self._list_wild_matches(self.hands[seat], counts, drawn)
         row = self.center_row
-        if len(_MATCHES) < len(row):
-            _add_match_tables(len(row))
         drawn_id = drawn.id
         out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
@@ -479,7 +477,7 @@ class Game:
             number = row[index].number
             if number is None:  # a Wild # in the CR
                 return self._list_wild_matches(self.hands[seat], counts, drawn)
-            table = _MATCHES[index]
+            table = _MATCHES[index] or _match_table(index)
             position = index + 1
             if number == value:
                 key = drawn_id * _KEYS + _SINGLE
@@ -523,8 +521,6 @@ class Game:
         lows_by_number = (_LOWS_BY_PRESENCE.get(counts.translate(_PRESENT))
                           or _lows_by_number(counts))
         row = self.center_row
-        if len(_MATCHES) < len(row):
-            _add_match_tables(len(row))
         out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
@@ -532,11 +528,11 @@ class Game:
             number = row[index].number
             if number is None:  # a Wild # in the CR: any number 1-10 (1.5)
                 return self._list_wild_matches(self.hands[seat], counts, None)
-            field = counts[number]
-            lows: Sequence[int] = lows_by_number[number]
-            if not field and not lows:
+            lows: Sequence[int] | None = lows_by_number[number]
+            if lows is None:
                 continue  # nothing of the hand matches this card (the usual case)
-            table = _MATCHES[index]
+            field = counts[number]
+            table = _MATCHES[index] or _match_table(index)
             position = index + 1
             if field:
                 for a in _IDS_IN_FIELD[number][field]:
@@ -582,8 +578,6 @@ class Game:
                 firsts.append(_FIRST_ID[value][field])
         firsts.sort()
         row = self.center_row
-        if len(_MATCHES) < len(row):
-            _add_match_tables(len(row))
         out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
@@ -630,7 +624,7 @@ class Game:
                 if number >= 2:  # two Wild #s make any number from 2 (1.3)
                     for w, v in wild_pairs:
                         keys.append(w * _KEYS + v)
-            table = _MATCHES[index]
+            table = _MATCHES[index] or _match_table(index)
             position = index + 1
             if must >= 0:  # only the matches that use the card that must be used
                 keys = [key for key in keys if must in divmod(key, _KEYS)]
@@ -673,7 +667,7 @@ class Game:
             number = target.number
             if number is None or counts[number]:
                 return False
-            for value in lows_by_number[number]:  # a pair of one value needs two such cards
+            for value in lows_by_number[number] or ():  # a pair of one value needs two cards
                 if value + value != number or _SAME_VALUE_PAIRS[value][counts[value]]:
                     return False
         return True
@@ -1583,7 +1577,15 @@ _card_id = attrgetter("id")
 # position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
 _SINGLE = len(ALL_CARDS)
 _KEYS = _SINGLE + 1
-_MATCHES: list[list[Match | None]] = []
+# By CR index (a CR never holds more than the deck), each table made when its position is
+# first listed: listing need not compare the CR's length with the tables'.
+_MATCHES: list[list[Match | None] | None] = [None] * DECK_SIZE
+
+
+def _match_table(index: int) -> list[Match | None]:
+    table: list[Match | None] = [None] * (len(ALL_CARDS) * _KEYS)
+    _MATCHES[index] = table
+    return table
 
 
 
@@ -1678,31 +1680,28 @@ def _held_twice(counts: bytes, card_id: int) -> bool:
     return counts[byte] >> shift & mask > 1
 
 
-def _lows_by_number(counts: bytes) -> tuple[tuple[int, ...], ...]:
+def _lows_by_number(counts: bytes) -> tuple[tuple[int, ...] | None, ...]:
     """By CR number: the values v <= number - v of the pairs the hand can make (:func:`_lows`),
-    worked out once for each set of values a hand holds."""
+    or None when the hand holds neither such a pair nor a card of that number (so that listing
+    skips a CR card with one lookup); worked out once for each set of values a hand holds."""
     present = counts.translate(_PRESENT)
     found = _LOWS_BY_PRESENCE.get(present)
     if found is None:
         mask = sum(1 << value for value in range(1, 11) if present[value])
         found = _LOWS_BY_PRESENCE[present] = tuple(
-            _lows(number, mask) for number in range(11))
+            _lows(number, mask) or (() if mask >> number & 1 else None)
+            for number in range(11))
     return found
 
 
 _PRESENT = bytes([0] + [1] * 255)  # a byte of counts -> whether it holds any card
-_LOWS_BY_PRESENCE: dict[bytes, tuple[tuple[int, ...], ...]] = {}  # at most 2^12 entries
+_LOWS_BY_PRESENCE: dict[bytes, tuple[tuple[int, ...] | None, ...]] = {}  # at most 2^12 entries
 
 
 def _lows(number: int, mask: int) -> tuple[int, ...]:
     """The values v <= number - v such that both v and number - v are bits of mask (1-10)."""
     return tuple(v for v in range(1, number // 2 + 1)
                  if mask >> v & 1 and mask >> (number - v) & 1)
-
-
-def _add_match_tables(positions: int) -> None:
-    while len(_MATCHES) < positions:
-        _MATCHES.append([None] * (len(ALL_CARDS) * _KEYS))
 
 
 def _match_of_key(matches: list[Match | None], key: int, position: int) -> Match:
