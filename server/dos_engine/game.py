@@ -480,26 +480,26 @@ class Game:
             table = _MATCHES[index] or _match_table(index)
             position = index + 1
             if number == value:
-                key = drawn_id * _KEYS + _SINGLE
+                key = _SINGLE_KEY[drawn_id]
                 out.append(table[key] or _new_match(table, key, position, (drawn,)))
             rest = number - value
             if rest < 1:
                 continue
             if rest > value:  # the drawn card first, then each card of value rest
-                base = drawn_id * _KEYS
+                base = _BASE_KEY[drawn_id]
                 for other in _IDS_IN_FIELD[rest][counts[rest]]:
                     key = base + other
                     out.append(table[key]
                                or _new_match(table, key, position, (drawn, ALL_CARDS[other])))
             elif rest < value:  # each card of value rest, then the drawn card
                 for other in _IDS_IN_FIELD[rest][counts[rest]]:
-                    key = other * _KEYS + drawn_id
+                    key = _BASE_KEY[other] + drawn_id
                     out.append(table[key]
                                or _new_match(table, key, position, (ALL_CARDS[other], drawn)))
             else:  # two cards of the drawn card's value: the pairs that hold the drawn card
                 for a, b in _SAME_VALUE_PAIRS[value][counts[value]]:
                     if a == drawn_id or b == drawn_id:
-                        key = a * _KEYS + b
+                        key = _BASE_KEY[a] + b
                         out.append(table[key] or _new_match(
                             table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
         return out
@@ -536,7 +536,7 @@ class Game:
             position = index + 1
             if field:
                 for a in _IDS_IN_FIELD[number][field]:
-                    key = a * _KEYS + _SINGLE
+                    key = _SINGLE_KEY[a]
                     out.append(table[key] or _new_match(table, key, position, (ALL_CARDS[a],)))
             if not lows:
                 continue
@@ -546,13 +546,13 @@ class Game:
                 rest = number - value
                 if rest == value:  # two cards of one value: each pair once
                     for a, b in _SAME_VALUE_PAIRS[value][counts[value]]:
-                        key = a * _KEYS + b
+                        key = _BASE_KEY[a] + b
                         out.append(table[key] or _new_match(
                             table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
                     continue
                 others = _IDS_IN_FIELD[rest][counts[rest]]
                 for a in _IDS_IN_FIELD[value][counts[value]]:
-                    base = a * _KEYS
+                    base = _BASE_KEY[a]
                     for b in others:
                         key = base + b
                         out.append(table[key] or _new_match(
@@ -588,18 +588,18 @@ class Game:
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
                 held = _distinct_ids(hand)
                 for a in held:
-                    keys.append(a * _KEYS + _SINGLE)
+                    keys.append(_SINGLE_KEY[a])
                 for i, a in enumerate(held):
-                    base = a * _KEYS
+                    base = _BASE_KEY[a]
                     low = _LEAST_VALUE[a]
                     for b in held[i:]:
                         if (b != a or _held_twice(counts, a)) and low + _LEAST_VALUE[b] <= 10:
                             keys.append(base + b)
             else:
                 for a in _IDS_IN_FIELD[number][counts[number]]:
-                    keys.append(a * _KEYS + _SINGLE)
+                    keys.append(_SINGLE_KEY[a])
                 for w in wilds:
-                    keys.append(w * _KEYS + _SINGLE)
+                    keys.append(_SINGLE_KEY[w])
                 for first in firsts:
                     value = _LEAST_VALUE[first]
                     rest = number - value
@@ -608,7 +608,7 @@ class Game:
                     field = counts[value]
                     if rest == value:
                         for a, partners in _SAME_VALUE_PARTNERS[value][field]:
-                            base = a * _KEYS
+                            base = _BASE_KEY[a]
                             for b in partners:
                                 keys.append(base + b)
                             for w in wilds:
@@ -616,14 +616,14 @@ class Game:
                         continue
                     others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
                     for a in _IDS_IN_FIELD[value][field]:
-                        base = a * _KEYS
+                        base = _BASE_KEY[a]
                         for b in others:
                             keys.append(base + b)
                         for w in wilds:
                             keys.append(base + w)
                 if number >= 2:  # two Wild #s make any number from 2 (1.3)
                     for w, v in wild_pairs:
-                        keys.append(w * _KEYS + v)
+                        keys.append(_BASE_KEY[w] + v)
             table = _MATCHES[index] or _match_table(index)
             position = index + 1
             if must >= 0:  # only the matches that use the card that must be used
@@ -1577,6 +1577,10 @@ _card_id = attrgetter("id")
 # position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
 _SINGLE = len(ALL_CARDS)
 _KEYS = _SINGLE + 1
+# The keys a * _KEYS and a * _KEYS + _SINGLE by card id a, made once: most are past the ints
+# Python keeps made, so working them out would make new int objects on every listing.
+_BASE_KEY = [a * _KEYS for a in range(len(ALL_CARDS))]
+_SINGLE_KEY = [base + _SINGLE for base in _BASE_KEY]
 # By CR index (a CR never holds more than the deck), each table made when its position is
 # first listed: listing need not compare the CR's length with the tables'.
 _MATCHES: list[list[Match | None] | None] = [None] * DECK_SIZE
