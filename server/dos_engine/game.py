@@ -440,20 +440,18 @@ class Game:
                     and len(hand) == 2):
                 actions.append(CALL_DOS)
         if options.dos_call:
+            # Plain loops, not generators: a generator would make self and seat cells, read
+            # more slowly on every listing.
             if options.printed_dos_rule:
                 if self._may_call(seat):
                     actions.append(CALL_DOS)
-                actions.extend(
-                    Catch(other)
-                    for other, exposed in enumerate(self.dos_missed)
-                    if exposed and other != seat
-                )
+                for other, exposed in enumerate(self.dos_missed):
+                    if exposed and other != seat:
+                        actions.append(Catch(other))
             else:
-                actions.extend(
-                    Catch(other)
-                    for other, missed in enumerate(self.dos_missed)
-                    if missed and other != seat and len(self.hands[other]) == 2
-                )
+                for other, missed in enumerate(self.dos_missed):
+                    if missed and other != seat and len(self.hands[other]) == 2:
+                        actions.append(Catch(other))
         self._listed = (seat, tuple(actions))
         return actions
 
@@ -541,7 +539,7 @@ class Game:
             if not lows:
                 continue
             if len(lows) > 1:  # in the order of the hand's values (of their first cards)
-                lows = sorted(lows, key=lambda value: _FIRST_ID[value][counts[value]])
+                lows = _in_first_card_order(lows, counts)
             for value in lows:
                 rest = number - value
                 if rest == value:  # two cards of one value: each pair once
@@ -627,7 +625,7 @@ class Game:
             table = _MATCHES[index] or _match_table(index)
             position = index + 1
             if must >= 0:  # only the matches that use the card that must be used
-                keys = [key for key in keys if must in divmod(key, _KEYS)]
+                keys = _keys_using(keys, must)
             for key in keys:
                 out.append(table[key] or _match_of_key(table, key, position))
         return out
@@ -1706,6 +1704,18 @@ def _lows(number: int, mask: int) -> tuple[int, ...]:
     """The values v <= number - v such that both v and number - v are bits of mask (1-10)."""
     return tuple(v for v in range(1, number // 2 + 1)
                  if mask >> v & 1 and mask >> (number - v) & 1)
+
+
+# Helpers with a lambda or a comprehension of a caller's variable: in the caller itself, the
+# variable would be a cell, read more slowly on every call.
+def _in_first_card_order(values: Sequence[int], counts: bytes) -> list[int]:
+    """Values in the order of the hand's first card of each."""
+    return sorted(values, key=lambda value: _FIRST_ID[value][counts[value]])
+
+
+def _keys_using(keys: list[int], card_id: int) -> list[int]:
+    """The keys of _MATCHES of the matches that use the card ``card_id``."""
+    return [key for key in keys if card_id in divmod(key, _KEYS)]
 
 
 def _match_of_key(matches: list[Match | None], key: int, position: int) -> Match:
