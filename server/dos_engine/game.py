@@ -216,6 +216,7 @@ class Game:
     __slots__ = (
         "_counts",
         "_listed",
+        "_listed_seat",
         "_pile",
         "_pile_shuffle",
         "_pile_unsettled",
@@ -284,10 +285,11 @@ class Game:
     winner: int | None
     actions_played: int
     turn_no: int  # 1 for the game's first turn; +1 whenever a new turn (or round) starts
-    # The last legal_actions(seat) of this very state, as (seat, actions): legal_actions answers
-    # from it again, and play() takes an action from it without validating it again. Every
-    # change of the state drops it.
-    _listed: tuple[int, tuple[Action, ...]] | None
+    # The last legal_actions(seat) of this very state, and its seat: legal_actions answers from
+    # it again, and play() takes an action from it without validating it again. Every change
+    # of the state drops it (None; the seat is then left as it was).
+    _listed: tuple[Action, ...] | None
+    _listed_seat: int
 
     # -- creation -----------------------------------------------------------------------------
 
@@ -302,6 +304,7 @@ class Game:
         other = object.__new__(Game)
         other._counts = self._counts[:]
         other._listed = self._listed
+        other._listed_seat = self._listed_seat
         other._pile = self._pile[:]
         other._pile_shuffle = self._pile_shuffle
         other._pile_unsettled = self._pile_unsettled
@@ -398,40 +401,41 @@ class Game:
         if seat is None:
             seat = self.current
         listed = self._listed
-        if listed is not None and listed[0] == seat:
-            return list(listed[1])  # this state was listed already (a view, then the list...)
+        if listed is not None and self._listed_seat == seat:
+            return list(listed)  # this state was listed already (a view, then the list...)
         current = seat == self.current
         if not current and not 0 <= seat < len(self.players):
             return []
         options = self.options
-        actions: list[Action] = []
+        # Each branch makes its list (the listings of matches make new ones, ours to extend).
+        actions: list[Action]
         if current:
             hand = self.hands[seat]
             if self.bonus_phase:
                 if self.placements_left and hand:
-                    actions.extend(map(_PLACE.__getitem__, _distinct_ids(hand)))
+                    actions = list(map(_PLACE.__getitem__, _distinct_ids(hand)))
                     if self.options.bonus_placement == "optional":
                         actions.append(END)
                 else:
-                    actions.append(END)
+                    actions = [END]
             elif self.added:
-                actions.append(END)
+                actions = [END]
             elif self.has_drawn:
                 if self.options.after_draw == "drawn_card":
                     if self.matches == 0:
-                        if self.drawn is not None:
-                            actions = self._list_drawn_matches(seat, self.drawn)
+                        actions = ([] if self.drawn is None
+                                   else self._list_drawn_matches(seat, self.drawn))
                         actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
-                        actions.append(END)
+                        actions = [END]
                 else:
-                    actions.extend(self._list_matches(seat))
+                    actions = self._list_matches(seat)
                     if self.matches == 0:
                         actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
             else:
-                actions = self._list_matches(seat)  # a new list: ours to extend
+                actions = self._list_matches(seat)
                 if self.matches == 0:
                     actions.append(DRAW)
                 else:
@@ -439,6 +443,8 @@ class Game:
             if (options.dos_call and options.dos_rule == "v1" and not self.called_dos
                     and len(hand) == 2):
                 actions.append(CALL_DOS)
+        else:
+            actions = []
         if options.dos_call:
             # Plain loops, not generators: a generator would make self and seat cells, read
             # more slowly on every listing.
@@ -452,7 +458,8 @@ class Game:
                 for other, missed in enumerate(self.dos_missed):
                     if missed and other != seat and len(self.hands[other]) == 2:
                         actions.append(Catch(other))
-        self._listed = (seat, tuple(actions))
+        self._listed = tuple(actions)
+        self._listed_seat = seat
         return actions
 
     def _list_drawn_matches(self, seat: int, drawn: Card) -> list[Action]:
@@ -941,8 +948,8 @@ class Game:
         if seat is None:
             seat = self.current
         listed, self._listed = self._listed, None  # the state changes: the listing goes stale
-        if listed is not None and listed[0] == seat:
-            for candidate in listed[1]:  # an action from the listing of this state is legal
+        if listed is not None and self._listed_seat == seat:
+            for candidate in listed:  # an action from the listing of this state is legal
                 if candidate is action:
                     break
             else:
@@ -960,7 +967,8 @@ class Game:
                 left = self._list_matches(seat)
                 if left:
                     left.append(END)
-                    self._listed = (seat, tuple(left))
+                    self._listed = tuple(left)
+                    self._listed_seat = seat
                 else:  # the turn ends, or its bonus phase begins with a card to place
                     self._apply_end(events)
                 return events
@@ -1811,6 +1819,7 @@ def start_game(
     game.actions_played = 0
     game.turn_no = 0
     game._listed = None
+    game._listed_seat = -1
     dealer, draws = _draw_for_dealer(seed, len(names))
     game.dealer = dealer
     events = [
@@ -1942,6 +1951,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     # States stored before the counter existed start counting from 0: only its changes matter.
     game.turn_no = natural(raw.get("turn_no", 0))
     game._listed = None
+    game._listed_seat = -1
     if (len(game.scores) != count or len(game.hands) != count
             or len(game.dos_missed) != count or len(game.dos_calls) != count):
         raise InvalidStateError(
