@@ -1138,8 +1138,15 @@ class Game:
     def _apply_match(self, action: Match, events: list[Event]) -> None:
         seat = self.current
         cards = action.cards
-        for card in cards:
-            self._take_from_hand(seat, card)
+        hand = self.hands[seat]
+        for card in cards:  # _take_from_hand, written out: every match runs this
+            for index, held in enumerate(hand):
+                if held is card:
+                    del hand[index]
+                    break
+            else:
+                hand.remove(card)
+            self._counts[seat] -= _COUNT_UNIT[card.id]
         if self.options.dos_call:
             self._hand_changed(seat)
         index = action.position - 1
@@ -1161,7 +1168,9 @@ class Game:
     def _apply_draw(self, events: list[Event]) -> None:
         seat = self.current
         self.has_drawn = True
-        card = self._take_top(events)
+        pile = self._pile
+        # _take_top's usual case written out: the top card is settled (so the pile not empty)
+        card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
         self.drawn = card
         if card is None:
             events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
@@ -1279,7 +1288,8 @@ class Game:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            card = self._take_top(events)
+            pile = self._pile  # _take_top's usual case written out, as in _apply_draw
+            card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
             if card is None:
                 break
             self.center_row.append(card)
