@@ -482,15 +482,15 @@ class Game:
             number = row[index].number
             if number is None:  # a Wild # in the CR
                 return self._list_wild_matches(self.hands[seat], counts, drawn)
+            rest = number - value  # 0: the drawn card alone; else the partner's value
+            if rest < 0 or (rest and not counts[rest]):
+                continue  # the drawn card makes no match here (the usual case)
             table = _MATCHES[index] or _match_table(index)
             position = index + 1
-            if number == value:
+            if not rest:
                 key = _SINGLE_KEY[drawn_id]
                 out.append(table[key] or _new_match(table, key, position, (drawn,)))
-            rest = number - value
-            if rest < 1:
-                continue
-            if rest > value:  # the drawn card first, then each card of value rest
+            elif rest > value:  # the drawn card first, then each card of value rest
                 base = _BASE_KEY[drawn_id]
                 for other in _IDS_IN_FIELD[rest][counts[rest]]:
                     key = base + other
