@@ -216,6 +216,7 @@ class Game:
     __slots__ = (
         "_counts",
         "_listed",
+        "_listed_seat",
         "_pile",
         "_pile_shuffle",
         "_pile_unsettled",
@@ -284,10 +285,11 @@ class Game:
     winner: int | None
     actions_played: int
     turn_no: int  # 1 for the game's first turn; +1 whenever a new turn (or round) starts
-    # The last legal_actions(seat) of this very state, as (seat, actions): legal_actions answers
-    # from it again, and play() takes an action from it without validating it again. Every
-    # change of the state drops it.
-    _listed: tuple[int, tuple[Action, ...]] | None
+    # The last legal_actions(seat) of this very state, and its seat: legal_actions answers from
+    # it again, and play() takes an action from it without validating it again. Every change
+    # of the state drops it (None; the seat is then left as it was).
+    _listed: tuple[Action, ...] | None
+    _listed_seat: int
 
     # -- creation -----------------------------------------------------------------------------
 
@@ -302,6 +304,7 @@ class Game:
         other = object.__new__(Game)
         other._counts = self._counts[:]
         other._listed = self._listed
+        other._listed_seat = self._listed_seat
         other._pile = self._pile[:]
         other._pile_shuffle = self._pile_shuffle
         other._pile_unsettled = self._pile_unsettled
@@ -398,40 +401,41 @@ class Game:
         if seat is None:
             seat = self.current
         listed = self._listed
-        if listed is not None and listed[0] == seat:
-            return list(listed[1])  # this state was listed already (a view, then the list...)
+        if listed is not None and self._listed_seat == seat:
+            return list(listed)  # this state was listed already (a view, then the list...)
         current = seat == self.current
         if not current and not 0 <= seat < len(self.players):
             return []
         options = self.options
-        actions: list[Action] = []
+        # Each branch makes its list (the listings of matches make new ones, ours to extend).
+        actions: list[Action]
         if current:
             hand = self.hands[seat]
             if self.bonus_phase:
                 if self.placements_left and hand:
-                    actions.extend(map(_PLACE.__getitem__, _distinct_ids(hand)))
+                    actions = list(map(_PLACE.__getitem__, _distinct_ids(hand)))
                     if self.options.bonus_placement == "optional":
                         actions.append(END)
                 else:
-                    actions.append(END)
+                    actions = [END]
             elif self.added:
-                actions.append(END)
+                actions = [END]
             elif self.has_drawn:
                 if self.options.after_draw == "drawn_card":
                     if self.matches == 0:
-                        if self.drawn is not None:
-                            actions = self._list_drawn_matches(seat, self.drawn)
+                        actions = ([] if self.drawn is None
+                                   else self._list_drawn_matches(seat, self.drawn))
                         actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
-                        actions.append(END)
+                        actions = [END]
                 else:
-                    actions.extend(self._list_matches(seat))
+                    actions = self._list_matches(seat)
                     if self.matches == 0:
                         actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
                     else:
                         actions.append(END)
             else:
-                actions = self._list_matches(seat)  # a new list: ours to extend
+                actions = self._list_matches(seat)
                 if self.matches == 0:
                     actions.append(DRAW)
                 else:
@@ -439,22 +443,23 @@ class Game:
             if (options.dos_call and options.dos_rule == "v1" and not self.called_dos
                     and len(hand) == 2):
                 actions.append(CALL_DOS)
+        else:
+            actions = []
         if options.dos_call:
+            # Plain loops, not generators: a generator would make self and seat cells, read
+            # more slowly on every listing.
             if options.printed_dos_rule:
                 if self._may_call(seat):
                     actions.append(CALL_DOS)
-                actions.extend(
-                    Catch(other)
-                    for other, exposed in enumerate(self.dos_missed)
-                    if exposed and other != seat
-                )
+                for other, exposed in enumerate(self.dos_missed):
+                    if exposed and other != seat:
+                        actions.append(Catch(other))
             else:
-                actions.extend(
-                    Catch(other)
-                    for other, missed in enumerate(self.dos_missed)
-                    if missed and other != seat and len(self.hands[other]) == 2
-                )
-        self._listed = (seat, tuple(actions))
+                for other, missed in enumerate(self.dos_missed):
+                    if missed and other != seat and len(self.hands[other]) == 2:
+                        actions.append(Catch(other))
+        self._listed = tuple(actions)
+        self._listed_seat = seat
         return actions
 
     def _list_drawn_matches(self, seat: int, drawn: Card) -> list[Action]:
@@ -469,8 +474,6 @@ class Game:
         if value is None or counts[_WILD_NUMBER_BYTE]:
             return self._list_wild_matches(self.hands[seat], counts, drawn)
         row = self.center_row
-        if len(_MATCHES) < len(row):
-            _add_match_tables(len(row))
         drawn_id = drawn.id
         out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
@@ -479,29 +482,29 @@ class Game:
             number = row[index].number
             if number is None:  # a Wild # in the CR
                 return self._list_wild_matches(self.hands[seat], counts, drawn)
-            table = _MATCHES[index]
+            rest = number - value  # 0: the drawn card alone; else the partner's value
+            if rest < 0 or (rest and not counts[rest]):
+                continue  # the drawn card makes no match here (the usual case)
+            table = _MATCHES[index] or _match_table(index)
             position = index + 1
-            if number == value:
-                key = drawn_id * _KEYS + _SINGLE
+            if not rest:
+                key = _SINGLE_KEY[drawn_id]
                 out.append(table[key] or _new_match(table, key, position, (drawn,)))
-            rest = number - value
-            if rest < 1:
-                continue
-            if rest > value:  # the drawn card first, then each card of value rest
-                base = drawn_id * _KEYS
+            elif rest > value:  # the drawn card first, then each card of value rest
+                base = _BASE_KEY[drawn_id]
                 for other in _IDS_IN_FIELD[rest][counts[rest]]:
                     key = base + other
                     out.append(table[key]
                                or _new_match(table, key, position, (drawn, ALL_CARDS[other])))
             elif rest < value:  # each card of value rest, then the drawn card
                 for other in _IDS_IN_FIELD[rest][counts[rest]]:
-                    key = other * _KEYS + drawn_id
+                    key = _BASE_KEY[other] + drawn_id
                     out.append(table[key]
                                or _new_match(table, key, position, (ALL_CARDS[other], drawn)))
             else:  # two cards of the drawn card's value: the pairs that hold the drawn card
                 for a, b in _SAME_VALUE_PAIRS[value][counts[value]]:
                     if a == drawn_id or b == drawn_id:
-                        key = a * _KEYS + b
+                        key = _BASE_KEY[a] + b
                         out.append(table[key] or _new_match(
                             table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
         return out
@@ -523,8 +526,6 @@ class Game:
         lows_by_number = (_LOWS_BY_PRESENCE.get(counts.translate(_PRESENT))
                           or _lows_by_number(counts))
         row = self.center_row
-        if len(_MATCHES) < len(row):
-            _add_match_tables(len(row))
         out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
@@ -532,31 +533,31 @@ class Game:
             number = row[index].number
             if number is None:  # a Wild # in the CR: any number 1-10 (1.5)
                 return self._list_wild_matches(self.hands[seat], counts, None)
-            field = counts[number]
-            lows: Sequence[int] = lows_by_number[number]
-            if not field and not lows:
+            lows: Sequence[int] | None = lows_by_number[number]
+            if lows is None:
                 continue  # nothing of the hand matches this card (the usual case)
-            table = _MATCHES[index]
+            field = counts[number]
+            table = _MATCHES[index] or _match_table(index)
             position = index + 1
             if field:
                 for a in _IDS_IN_FIELD[number][field]:
-                    key = a * _KEYS + _SINGLE
+                    key = _SINGLE_KEY[a]
                     out.append(table[key] or _new_match(table, key, position, (ALL_CARDS[a],)))
             if not lows:
                 continue
             if len(lows) > 1:  # in the order of the hand's values (of their first cards)
-                lows = sorted(lows, key=lambda value: _FIRST_ID[value][counts[value]])
+                lows = _in_first_card_order(lows, counts)
             for value in lows:
                 rest = number - value
                 if rest == value:  # two cards of one value: each pair once
                     for a, b in _SAME_VALUE_PAIRS[value][counts[value]]:
-                        key = a * _KEYS + b
+                        key = _BASE_KEY[a] + b
                         out.append(table[key] or _new_match(
                             table, key, position, (ALL_CARDS[a], ALL_CARDS[b])))
                     continue
                 others = _IDS_IN_FIELD[rest][counts[rest]]
                 for a in _IDS_IN_FIELD[value][counts[value]]:
-                    base = a * _KEYS
+                    base = _BASE_KEY[a]
                     for b in others:
                         key = base + b
                         out.append(table[key] or _new_match(
@@ -582,8 +583,6 @@ class Game:
                 firsts.append(_FIRST_ID[value][field])
         firsts.sort()
         row = self.center_row
-        if len(_MATCHES) < len(row):
-            _add_match_tables(len(row))
         out: list[Action] = []
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
@@ -594,18 +593,18 @@ class Game:
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
                 held = _distinct_ids(hand)
                 for a in held:
-                    keys.append(a * _KEYS + _SINGLE)
+                    keys.append(_SINGLE_KEY[a])
                 for i, a in enumerate(held):
-                    base = a * _KEYS
+                    base = _BASE_KEY[a]
                     low = _LEAST_VALUE[a]
                     for b in held[i:]:
                         if (b != a or _held_twice(counts, a)) and low + _LEAST_VALUE[b] <= 10:
                             keys.append(base + b)
             else:
                 for a in _IDS_IN_FIELD[number][counts[number]]:
-                    keys.append(a * _KEYS + _SINGLE)
+                    keys.append(_SINGLE_KEY[a])
                 for w in wilds:
-                    keys.append(w * _KEYS + _SINGLE)
+                    keys.append(_SINGLE_KEY[w])
                 for first in firsts:
                     value = _LEAST_VALUE[first]
                     rest = number - value
@@ -614,7 +613,7 @@ class Game:
                     field = counts[value]
                     if rest == value:
                         for a, partners in _SAME_VALUE_PARTNERS[value][field]:
-                            base = a * _KEYS
+                            base = _BASE_KEY[a]
                             for b in partners:
                                 keys.append(base + b)
                             for w in wilds:
@@ -622,18 +621,18 @@ class Game:
                         continue
                     others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
                     for a in _IDS_IN_FIELD[value][field]:
-                        base = a * _KEYS
+                        base = _BASE_KEY[a]
                         for b in others:
                             keys.append(base + b)
                         for w in wilds:
                             keys.append(base + w)
                 if number >= 2:  # two Wild #s make any number from 2 (1.3)
                     for w, v in wild_pairs:
-                        keys.append(w * _KEYS + v)
-            table = _MATCHES[index]
+                        keys.append(_BASE_KEY[w] + v)
+            table = _MATCHES[index] or _match_table(index)
             position = index + 1
             if must >= 0:  # only the matches that use the card that must be used
-                keys = [key for key in keys if must in divmod(key, _KEYS)]
+                keys = _keys_using(keys, must)
             for key in keys:
                 out.append(table[key] or _match_of_key(table, key, position))
         return out
@@ -673,7 +672,7 @@ class Game:
             number = target.number
             if number is None or counts[number]:
                 return False
-            for value in lows_by_number[number]:  # a pair of one value needs two such cards
+            for value in lows_by_number[number] or ():  # a pair of one value needs two cards
                 if value + value != number or _SAME_VALUE_PAIRS[value][counts[value]]:
                     return False
         return True
@@ -949,8 +948,8 @@ class Game:
         if seat is None:
             seat = self.current
         listed, self._listed = self._listed, None  # the state changes: the listing goes stale
-        if listed is not None and listed[0] == seat:
-            for candidate in listed[1]:  # an action from the listing of this state is legal
+        if listed is not None and self._listed_seat == seat:
+            for candidate in listed:  # an action from the listing of this state is legal
                 if candidate is action:
                     break
             else:
@@ -968,7 +967,8 @@ class Game:
                 left = self._list_matches(seat)
                 if left:
                     left.append(END)
-                    self._listed = (seat, tuple(left))
+                    self._listed = tuple(left)
+                    self._listed_seat = seat
                 else:  # the turn ends, or its bonus phase begins with a card to place
                     self._apply_end(events)
                 return events
@@ -1138,8 +1138,15 @@ class Game:
     def _apply_match(self, action: Match, events: list[Event]) -> None:
         seat = self.current
         cards = action.cards
-        for card in cards:
-            self._take_from_hand(seat, card)
+        hand = self.hands[seat]
+        for card in cards:  # _take_from_hand, written out: every match runs this
+            for index, held in enumerate(hand):
+                if held is card:
+                    del hand[index]
+                    break
+            else:
+                hand.remove(card)
+            self._counts[seat] -= _COUNT_UNIT[card.id]
         if self.options.dos_call:
             self._hand_changed(seat)
         index = action.position - 1
@@ -1161,7 +1168,9 @@ class Game:
     def _apply_draw(self, events: list[Event]) -> None:
         seat = self.current
         self.has_drawn = True
-        card = self._take_top(events)
+        pile = self._pile
+        # _take_top's usual case written out: the top card is settled (so the pile not empty)
+        card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
         self.drawn = card
         if card is None:
             events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
@@ -1279,7 +1288,8 @@ class Game:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            card = self._take_top(events)
+            pile = self._pile  # _take_top's usual case written out, as in _apply_draw
+            card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
             if card is None:
                 break
             self.center_row.append(card)
@@ -1583,7 +1593,19 @@ _card_id = attrgetter("id")
 # position p holds the match of cards a, b at a.id * _KEYS + b.id (a single at b = _SINGLE).
 _SINGLE = len(ALL_CARDS)
 _KEYS = _SINGLE + 1
-_MATCHES: list[list[Match | None]] = []
+# The keys a * _KEYS and a * _KEYS + _SINGLE by card id a, made once: most are past the ints
+# Python keeps made, so working them out would make new int objects on every listing.
+_BASE_KEY = [a * _KEYS for a in range(len(ALL_CARDS))]
+_SINGLE_KEY = [base + _SINGLE for base in _BASE_KEY]
+# By CR index (a CR never holds more than the deck), each table made when its position is
+# first listed: listing need not compare the CR's length with the tables'.
+_MATCHES: list[list[Match | None] | None] = [None] * DECK_SIZE
+
+
+def _match_table(index: int) -> list[Match | None]:
+    table: list[Match | None] = [None] * (len(ALL_CARDS) * _KEYS)
+    _MATCHES[index] = table
+    return table
 
 
 
@@ -1678,20 +1700,22 @@ def _held_twice(counts: bytes, card_id: int) -> bool:
     return counts[byte] >> shift & mask > 1
 
 
-def _lows_by_number(counts: bytes) -> tuple[tuple[int, ...], ...]:
+def _lows_by_number(counts: bytes) -> tuple[tuple[int, ...] | None, ...]:
     """By CR number: the values v <= number - v of the pairs the hand can make (:func:`_lows`),
-    worked out once for each set of values a hand holds."""
+    or None when the hand holds neither such a pair nor a card of that number (so that listing
+    skips a CR card with one lookup); worked out once for each set of values a hand holds."""
     present = counts.translate(_PRESENT)
     found = _LOWS_BY_PRESENCE.get(present)
     if found is None:
         mask = sum(1 << value for value in range(1, 11) if present[value])
         found = _LOWS_BY_PRESENCE[present] = tuple(
-            _lows(number, mask) for number in range(11))
+            _lows(number, mask) or (() if mask >> number & 1 else None)
+            for number in range(11))
     return found
 
 
 _PRESENT = bytes([0] + [1] * 255)  # a byte of counts -> whether it holds any card
-_LOWS_BY_PRESENCE: dict[bytes, tuple[tuple[int, ...], ...]] = {}  # at most 2^12 entries
+_LOWS_BY_PRESENCE: dict[bytes, tuple[tuple[int, ...] | None, ...]] = {}  # at most 2^12 entries
 
 
 def _lows(number: int, mask: int) -> tuple[int, ...]:
@@ -1700,9 +1724,16 @@ def _lows(number: int, mask: int) -> tuple[int, ...]:
                  if mask >> v & 1 and mask >> (number - v) & 1)
 
 
-def _add_match_tables(positions: int) -> None:
-    while len(_MATCHES) < positions:
-        _MATCHES.append([None] * (len(ALL_CARDS) * _KEYS))
+# Helpers with a lambda or a comprehension of a caller's variable: in the caller itself, the
+# variable would be a cell, read more slowly on every call.
+def _in_first_card_order(values: Sequence[int], counts: bytes) -> list[int]:
+    """Values in the order of the hand's first card of each."""
+    return sorted(values, key=lambda value: _FIRST_ID[value][counts[value]])
+
+
+def _keys_using(keys: list[int], card_id: int) -> list[int]:
+    """The keys of _MATCHES of the matches that use the card ``card_id``."""
+    return [key for key in keys if card_id in divmod(key, _KEYS)]
 
 
 def _match_of_key(matches: list[Match | None], key: int, position: int) -> Match:
@@ -1798,6 +1829,7 @@ def start_game(
     game.actions_played = 0
     game.turn_no = 0
     game._listed = None
+    game._listed_seat = -1
     dealer, draws = _draw_for_dealer(seed, len(names))
     game.dealer = dealer
     events = [
@@ -1929,6 +1961,7 @@ def _from_dict(raw: Mapping[str, Any]) -> Game:
     # States stored before the counter existed start counting from 0: only its changes matter.
     game.turn_no = natural(raw.get("turn_no", 0))
     game._listed = None
+    game._listed_seat = -1
     if (len(game.scores) != count or len(game.hands) != count
             or len(game.dos_missed) != count or len(game.dos_calls) != count):
         raise InvalidStateError(
