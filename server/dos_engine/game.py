@@ -1271,16 +1271,7 @@ class Game:
             return
         self.current = following
         self.turn_no += 1
-        # The next turn starts afresh (_reset_turn, written out: this runs every turn).
-        self.drawn = None
-        self.has_drawn = False
-        self.matches = 0
-        self.added = False
-        self.bonuses = 0
-        self.bonus_phase = False
-        self.placements_left = 0
-        self.called_dos = False
-        self.penalty = 0
+        self._reset_turn()
         if not printed:
             self.dos_missed[following] = False  # v1: the window closes when their turn starts
 
