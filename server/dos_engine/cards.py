@@ -30,7 +30,7 @@ class Colour(Enum):
 
     @property
     def letter(self) -> str:
-        return self.value
+        return self._value_  # not self.value: Enum's value is a property of Python code too
 
 
 class CardKind(Enum):

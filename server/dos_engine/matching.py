@@ -42,7 +42,7 @@ class Declaration:
             "target_colour": self.target_colour.letter,
             "numbers": list(self.numbers),
             "colours": [colour.letter for colour in self.colours],
-            "bonus": self.bonus.value,
+            "bonus": self.bonus._value_,  # not .value, a property of Python code
         }
 
 
@@ -70,6 +70,18 @@ def declare_match(
             and 1 <= len(cards) <= 2):
         memo = canonical_declaration(target, cards)
         return None if memo is None else memo[0]
+    return _declare(target, cards, target_number, numbers, target_colour, colours)
+
+
+def _declare(
+    target: Card,
+    cards: Sequence[Card],
+    target_number: int | None,
+    numbers: Sequence[int | None] | None,
+    target_colour: Colour | None,
+    colours: Sequence[Colour | None] | None,
+) -> Declaration | None:
+    """``declare_match`` worked out, without asking the memo."""
     pinned = list(numbers) if numbers is not None else [None] * len(cards)
     found: tuple[int, tuple[int, ...]] | None = None
     if target_number is None and target.number is not None and numbers is None:
@@ -100,10 +112,12 @@ def declare_match(
         return None
     # Wild DOS cards (colour None) take whichever colour the printed colours agree on.
     pinned_colours = list(colours) if colours is not None else [None] * len(cards)
-    fixed = {c for c in (target.colour, target_colour) if c is not None}
-    for card, declared in zip(cards, pinned_colours, strict=True):
-        fixed.update(c for c in (card.colour, declared) if c is not None)
-    common = next(iter(fixed)) if len(fixed) == 1 else None
+    given = [target.colour, target_colour, *[card.colour for card in cards], *pinned_colours]
+    fixed: list[Colour] = []  # the colours given, each once (a list: a Colour's hash is Python)
+    for colour in given:
+        if colour is not None and colour not in fixed:
+            fixed.append(colour)
+    common = fixed[0] if len(fixed) == 1 else None
     if len(fixed) <= 1:
         bonus = Bonus.SINGLE_COLOUR if len(cards) == 1 else Bonus.DOUBLE_COLOUR
     else:
@@ -113,10 +127,10 @@ def declare_match(
         target_number=found[0],
         target_colour=target.colour or target_colour or default,
         numbers=found[1],
-        colours=tuple(
+        colours=tuple([
             card.colour or declared or default
             for card, declared in zip(cards, pinned_colours, strict=True)
-        ),
+        ]),
         bonus=bonus,
     )
 
@@ -136,9 +150,7 @@ def canonical_declaration(
 @cache  # at most 41 targets x 902 card sets (5,989 of them match): a few MB at worst
 def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[str, Any]] | None:
     cards = (ALL_CARDS[first],) if second < 0 else (ALL_CARDS[first], ALL_CARDS[second])
-    # Nothing pinned, said as numbers pinned to None, so that declare_match works it out rather
-    # than asking this memo.
-    declaration = declare_match(ALL_CARDS[target], cards, numbers=[None] * len(cards))
+    declaration = _declare(ALL_CARDS[target], cards, None, None, None, None)
     return None if declaration is None else (declaration, declaration.to_dict())
 
 
