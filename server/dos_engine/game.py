@@ -1151,15 +1151,14 @@ class Game:
             self._hand_changed(seat)
         index = action.position - 1
         target = self.center_row[index]
-        found = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
-        assert found is not None, "a legal match has a declaration"
-        declaration, declared = found
+        declaration = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
+        assert declaration is not None, "a legal match has a declaration"
         self.cr_matched[index] = action.cards
         self.matches += 1
         if declaration.bonus is not _NO_BONUS:
             self.bonuses += 1
         events.append(deferred_event(_MATCHED, seat, _matched_data,
-                                     (action.position, target, cards, declared, declaration)))
+                                     (action.position, target, cards, declaration)))
         if declaration.bonus is _DOUBLE_COLOUR:
             count = len(self.players)
             for step in range(1, count):
@@ -1746,14 +1745,13 @@ _EventData = tuple[dict[str, Any], dict[str, Any] | None]
 
 
 def _matched_data(position: int, target: Card, cards: tuple[Card, ...],
-                  declared: dict[str, Any], declaration: Declaration) -> _EventData:
+                  declaration: Declaration) -> _EventData:
+    declared = declaration.to_dict()
     return {
         "position": position,
         "target": target.code,
         "cards": [c.code for c in cards],
-        # a copy: the memoized dict is shared by every match of these cards
-        "declared": {**declared, "numbers": list(declaration.numbers),
-                     "colours": list(declared["colours"])},
+        "declared": declared,
         "bonus": declared["bonus"],
     }, None
 

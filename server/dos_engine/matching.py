@@ -68,8 +68,7 @@ def declare_match(
     """
     if (target_number is None and numbers is None and target_colour is None and colours is None
             and 1 <= len(cards) <= 2):
-        memo = canonical_declaration(target, cards)
-        return None if memo is None else memo[0]
+        return canonical_declaration(target, cards)
     return _declare(target, cards, target_number, numbers, target_colour, colours)
 
 
@@ -113,15 +112,16 @@ def _declare(
     # Wild DOS cards (colour None) take whichever colour the printed colours agree on.
     pinned_colours = list(colours) if colours is not None else [None] * len(cards)
     given = [target.colour, target_colour, *[card.colour for card in cards], *pinned_colours]
-    fixed: list[Colour] = []  # the colours given, each once (a list: a Colour's hash is Python)
-    for colour in given:
-        if colour is not None and colour not in fixed:
-            fixed.append(colour)
-    common = fixed[0] if len(fixed) == 1 else None
-    if len(fixed) <= 1:
-        bonus = Bonus.SINGLE_COLOUR if len(cards) == 1 else Bonus.DOUBLE_COLOUR
-    else:
+    fixed = [colour for colour in given if colour is not None]
+    # Whether the colours given agree (counted in the list: a Colour's hash is Python code).
+    agree = not fixed or fixed.count(fixed[0]) == len(fixed)
+    common = fixed[0] if fixed and agree else None
+    if not agree:
         bonus = Bonus.NONE
+    elif len(cards) == 1:
+        bonus = Bonus.SINGLE_COLOUR
+    else:
+        bonus = Bonus.DOUBLE_COLOUR
     default = common or Colour.RED
     return Declaration(
         target_number=found[0],
@@ -135,23 +135,19 @@ def _declare(
     )
 
 
-def canonical_declaration(
-    target: Card, cards: Sequence[Card]
-) -> tuple[Declaration, dict[str, Any]] | None:
-    """``declare_match(target, cards)`` with nothing pinned, and its ``to_dict()``, or None.
+def canonical_declaration(target: Card, cards: Sequence[Card]) -> Declaration | None:
+    """``declare_match(target, cards)`` with nothing pinned, or None.
 
     Every match played, listed for a bot or described asks this; the answer depends on the
-    three cards alone, so it is worked out once per (target, cards) and kept. The dict is shared:
-    copy it before handing it out.
+    three cards alone, so it is worked out once per (target, cards) and kept.
     """
     return _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
 
 
 @cache  # at most 41 targets x 902 card sets (5,989 of them match): a few MB at worst
-def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[str, Any]] | None:
+def _canonical(target: int, first: int, second: int) -> Declaration | None:
     cards = (ALL_CARDS[first],) if second < 0 else (ALL_CARDS[first], ALL_CARDS[second])
-    declaration = _declare(ALL_CARDS[target], cards, None, None, None, None)
-    return None if declaration is None else (declaration, declaration.to_dict())
+    return _declare(ALL_CARDS[target], cards, None, None, None, None)
 
 
 def mismatch_reason(target: Card, action: Match) -> IllegalActionError:
