@@ -110,8 +110,8 @@ def _declare(
     if found is None:
         return None
     # Wild DOS cards (colour None) take whichever colour the printed colours agree on.
-    pinned_colours = list(colours) if colours is not None else [None] * len(cards)
-    given = [target.colour, target_colour, *[card.colour for card in cards], *pinned_colours]
+    printed = [card.colour for card in cards]
+    given = [target.colour, target_colour, *printed, *(colours or ())]
     fixed = [colour for colour in given if colour is not None]
     # Whether the colours given agree (counted in the list: a Colour's hash is Python code).
     agree = not fixed or fixed.count(fixed[0]) == len(fixed)
@@ -123,16 +123,14 @@ def _declare(
     else:
         bonus = Bonus.DOUBLE_COLOUR
     default = common or Colour.RED
-    return Declaration(
-        target_number=found[0],
-        target_colour=target.colour or target_colour or default,
-        numbers=found[1],
-        colours=tuple([
-            card.colour or declared or default
-            for card, declared in zip(cards, pinned_colours, strict=True)
-        ]),
-        bonus=bonus,
-    )
+    if colours is None:  # (zip with strict=True, a keyword, is a slower call)
+        declared = tuple([colour or default for colour in printed])
+    else:
+        declared = tuple([colour or pinned_colour or default
+                          for colour, pinned_colour in zip(printed, colours, strict=True)])
+    # Declaration's fields by position: a call with keywords costs more.
+    return Declaration(found[0], target.colour or target_colour or default, found[1], declared,
+                       bonus)
 
 
 def canonical_declaration(target: Card, cards: Sequence[Card]) -> Declaration | None:
