@@ -28,9 +28,10 @@ class Colour(Enum):
     BLUE = "B"
     YELLOW = "Y"
 
-    @property
-    def letter(self) -> str:
-        return self.value
+    letter: str  # the value, as a plain attribute (Enum's value is a property of Python code)
+
+    def __init__(self, letter: str) -> None:
+        self.letter = letter
 
 
 class CardKind(Enum):

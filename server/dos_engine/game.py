@@ -925,12 +925,15 @@ class Game:
 
     # -- playing ------------------------------------------------------------------------------
 
-    def play(self, action: Action, seat: int | None = None) -> list[Event]:
-        """Validate and apply one action; return the events it caused.
+    def play(self, action: Action, seat: int | None = None, *,
+             settle: bool = True) -> list[Event]:
+        """Validate and apply one action; return the events it caused. The turn ends by itself
+        after it if ``end`` is all that is left to do.
 
         A refused action raises and leaves the game unchanged.
 
-        One call is one request: under the printed DOS rule exposure is settled after it.
+        One call is one request: under the printed DOS rule exposure is settled after it, unless
+        ``settle`` is false (:meth:`_run_turn` settles once, after the last of its actions).
 
         Raises:
             NotYourTurnError: ``seat`` is not the player to move (and the action is no ``catch``,
@@ -938,13 +941,7 @@ class Game:
             IllegalActionError: the rules forbid the action now; ``rule`` names the RULES.md
                 section (NotYourTurnError is a subclass).
         """
-        events = self._play(action, seat)
-        if self.options.dos_call and self.options.printed_dos_rule:
-            self._settle_exposure()
-        return events
-
-    def _play(self, action: Action, seat: int | None) -> list[Event]:
-        """One action, with the turn ending by itself after it if nothing else is left."""
+        # (The early returns below are all without DOS calls: nothing to settle.)
         if seat is None:
             seat = self.current
         listed, self._listed = self._listed, None  # the state changes: the listing goes stale
@@ -977,7 +974,8 @@ class Game:
                 return events
         elif isinstance(action, Draw):
             self._apply_draw(events)
-            return events  # a draw leaves a match or an add to make
+            if not self.options.dos_call:
+                return events  # a draw leaves a match or an add to make
         elif isinstance(action, Add):
             self._to_center_row(seat, action.card, _ADDED, events)
             self.added = True
@@ -1018,6 +1016,8 @@ class Game:
         # the usual case, answered here without the call.)
         while (self.matches or self.bonus_phase or self.added) and self._only_end_left():
             self._apply_end(events)
+        if settle and self.options.dos_call and self.options.printed_dos_rule:
+            self._settle_exposure()
         return events
 
     def play_turn(self, actions: Sequence[Action], seat: int | None = None) -> list[Event]:
@@ -1092,9 +1092,9 @@ class Game:
                     closed_by_itself = False
                     continue  # the 'end' the turn (or its matching) already had by itself
                 if isinstance(action, Place) and matching and trial.bonuses:
-                    events.extend(trial._play(END, seat))  # placing ends the matching
+                    events.extend(trial.play(END, seat, settle=False))  # placing ends the matching
                     actions.append(END)
-                events.extend(trial._play(action, seat))
+                events.extend(trial.play(action, seat, settle=False))
                 closed_by_itself = (
                     matching and not isinstance(action, (End, Place))
                     and trial.current == seat and trial.bonus_phase
@@ -1151,15 +1151,14 @@ class Game:
             self._hand_changed(seat)
         index = action.position - 1
         target = self.center_row[index]
-        found = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
-        assert found is not None, "a legal match has a declaration"
-        declaration, declared = found
+        declaration = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
+        assert declaration is not None, "a legal match has a declaration"
         self.cr_matched[index] = action.cards
         self.matches += 1
         if declaration.bonus is not _NO_BONUS:
             self.bonuses += 1
         events.append(deferred_event(_MATCHED, seat, _matched_data,
-                                     (action.position, target, cards, declared, declaration)))
+                                     (action.position, target, cards, declaration)))
         if declaration.bonus is _DOUBLE_COLOUR:
             count = len(self.players)
             for step in range(1, count):
@@ -1746,14 +1745,13 @@ _EventData = tuple[dict[str, Any], dict[str, Any] | None]
 
 
 def _matched_data(position: int, target: Card, cards: tuple[Card, ...],
-                  declared: dict[str, Any], declaration: Declaration) -> _EventData:
+                  declaration: Declaration) -> _EventData:
+    declared = declaration.to_dict()
     return {
         "position": position,
         "target": target.code,
         "cards": [c.code for c in cards],
-        # a copy: the memoized dict is shared by every match of these cards
-        "declared": {**declared, "numbers": list(declaration.numbers),
-                     "colours": list(declared["colours"])},
+        "declared": declared,
         "bonus": declared["bonus"],
     }, None
 

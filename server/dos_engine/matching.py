@@ -42,7 +42,7 @@ class Declaration:
             "target_colour": self.target_colour.letter,
             "numbers": list(self.numbers),
             "colours": [colour.letter for colour in self.colours],
-            "bonus": self.bonus.value,
+            "bonus": self.bonus._value_,  # not .value, a property of Python code
         }
 
 
@@ -68,8 +68,19 @@ def declare_match(
     """
     if (target_number is None and numbers is None and target_colour is None and colours is None
             and 1 <= len(cards) <= 2):
-        memo = canonical_declaration(target, cards)
-        return None if memo is None else memo[0]
+        return canonical_declaration(target, cards)
+    return _declare(target, cards, target_number, numbers, target_colour, colours)
+
+
+def _declare(
+    target: Card,
+    cards: Sequence[Card],
+    target_number: int | None,
+    numbers: Sequence[int | None] | None,
+    target_colour: Colour | None,
+    colours: Sequence[Colour | None] | None,
+) -> Declaration | None:
+    """``declare_match`` worked out, without asking the memo."""
     pinned = list(numbers) if numbers is not None else [None] * len(cards)
     found: tuple[int, tuple[int, ...]] | None = None
     if target_number is None and target.number is not None and numbers is None:
@@ -99,47 +110,42 @@ def declare_match(
     if found is None:
         return None
     # Wild DOS cards (colour None) take whichever colour the printed colours agree on.
-    pinned_colours = list(colours) if colours is not None else [None] * len(cards)
-    fixed = {c for c in (target.colour, target_colour) if c is not None}
-    for card, declared in zip(cards, pinned_colours, strict=True):
-        fixed.update(c for c in (card.colour, declared) if c is not None)
-    common = next(iter(fixed)) if len(fixed) == 1 else None
-    if len(fixed) <= 1:
-        bonus = Bonus.SINGLE_COLOUR if len(cards) == 1 else Bonus.DOUBLE_COLOUR
-    else:
+    printed = [card.colour for card in cards]
+    given = [target.colour, target_colour, *printed, *(colours or ())]
+    fixed = [colour for colour in given if colour is not None]
+    # Whether the colours given agree (counted in the list: a Colour's hash is Python code).
+    agree = not fixed or fixed.count(fixed[0]) == len(fixed)
+    common = fixed[0] if fixed and agree else None
+    if not agree:
         bonus = Bonus.NONE
+    elif len(cards) == 1:
+        bonus = Bonus.SINGLE_COLOUR
+    else:
+        bonus = Bonus.DOUBLE_COLOUR
     default = common or Colour.RED
-    return Declaration(
-        target_number=found[0],
-        target_colour=target.colour or target_colour or default,
-        numbers=found[1],
-        colours=tuple(
-            card.colour or declared or default
-            for card, declared in zip(cards, pinned_colours, strict=True)
-        ),
-        bonus=bonus,
-    )
+    if colours is None:  # (zip with strict=True, a keyword, is a slower call)
+        declared = tuple([colour or default for colour in printed])
+    else:
+        declared = tuple([colour or pinned_colour or default
+                          for colour, pinned_colour in zip(printed, colours, strict=True)])
+    # Declaration's fields by position: a call with keywords costs more.
+    return Declaration(found[0], target.colour or target_colour or default, found[1], declared,
+                       bonus)
 
 
-def canonical_declaration(
-    target: Card, cards: Sequence[Card]
-) -> tuple[Declaration, dict[str, Any]] | None:
-    """``declare_match(target, cards)`` with nothing pinned, and its ``to_dict()``, or None.
+def canonical_declaration(target: Card, cards: Sequence[Card]) -> Declaration | None:
+    """``declare_match(target, cards)`` with nothing pinned, or None.
 
     Every match played, listed for a bot or described asks this; the answer depends on the
-    three cards alone, so it is worked out once per (target, cards) and kept. The dict is shared:
-    copy it before handing it out.
+    three cards alone, so it is worked out once per (target, cards) and kept.
     """
     return _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
 
 
 @cache  # at most 41 targets x 902 card sets (5,989 of them match): a few MB at worst
-def _canonical(target: int, first: int, second: int) -> tuple[Declaration, dict[str, Any]] | None:
+def _canonical(target: int, first: int, second: int) -> Declaration | None:
     cards = (ALL_CARDS[first],) if second < 0 else (ALL_CARDS[first], ALL_CARDS[second])
-    # Nothing pinned, said as numbers pinned to None, so that declare_match works it out rather
-    # than asking this memo.
-    declaration = declare_match(ALL_CARDS[target], cards, numbers=[None] * len(cards))
-    return None if declaration is None else (declaration, declaration.to_dict())
+    return _declare(ALL_CARDS[target], cards, None, None, None, None)
 
 
 def mismatch_reason(target: Card, action: Match) -> IllegalActionError:
