@@ -1237,11 +1237,12 @@ class Game:
             if self.matches:  # 4.1: matched CR cards and the cards on them go to discard
                 kept: list[Card] = []
                 discarded: list[Card] = []
-                for card, matched in zip(self.center_row, self.cr_matched, strict=True):
+                row = self.center_row  # by index: zip's strict keyword costs a kwargs call
+                for index, matched in enumerate(self.cr_matched):
                     if matched is None:
-                        kept.append(card)
+                        kept.append(row[index])
                     else:
-                        discarded.append(card)
+                        discarded.append(row[index])
                         discarded.extend(matched)
                 self.discard_pile.extend(discarded)
                 self.center_row = kept
