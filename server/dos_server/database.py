@@ -102,9 +102,15 @@ def insert_rows(statement: Insert, rows: Sequence[dict[str, Any]]) -> None:
     change made so far, which a move's writes make again when its changes are complete."""
     if not rows:
         return
+    flush_new_rows()
+    db.session.connection().execute(statement, list(rows))
+
+
+def flush_new_rows() -> None:
+    """Flush the rows still pending in the session (a new game that rows about to be inserted
+    by a statement of their own refer to), and nothing else."""
     if db.session.new:
         db.session.flush()
-    db.session.connection().execute(statement, list(rows))
 
 
 def row_holding(cls: type[Row], values: dict[str, Any]) -> Row:

@@ -54,7 +54,13 @@ from dos_engine import (
 from dos_engine.errors import AmbiguousActionError, NotYourTurnError
 from dos_engine.search import LEVELS as SEARCH_LEVELS
 from dos_server import jsoncodec, metrics
-from dos_server.database import insert_rows, mark_stored, row_holding, write_transaction
+from dos_server.database import (
+    flush_new_rows,
+    insert_rows,
+    mark_stored,
+    row_holding,
+    write_transaction,
+)
 from dos_server.errors import (
     AlreadyResigned,
     AmbiguousAction,
@@ -277,7 +283,6 @@ _WRITE_GAME = (
     .values({name: bindparam(name, type_=_GAMES.c[name].type)
              for name in (*_MOVE_COLUMNS, "updated_at")})
 )
-_WRITE_GAME_NOTIFYING = watch.notifying(_WRITE_GAME)  # PostgreSQL
 
 
 # On PostgreSQL a move's history rows go in with the game's UPDATE, their INSERT in its WITH
@@ -296,7 +301,7 @@ _HISTORY_ROWS = (
     .render_derived(name="event", with_types=True)
 )
 _JSON_NULL = literal_column("'null'::jsonb", JSONB)  # a None as the ORM stores it, not SQL NULL
-_WRITE_GAME_WITH_HISTORY = _WRITE_GAME_NOTIFYING.add_cte(
+_WRITE_GAME_WITH_HISTORY = watch.notifying(_WRITE_GAME).add_cte(  # PostgreSQL
     insert(_EVENTS).from_select(_HISTORY_COLUMNS, select(*(
         func.coalesce(_HISTORY_ROWS.c[name], _JSON_NULL) if name in ("data", "secret")
         else _HISTORY_ROWS.c[name] for name in _HISTORY_COLUMNS)))
@@ -321,8 +326,8 @@ def write_game(game: GameRow, history: Sequence[EventRow] = ()) -> None:
     connection = db.session.connection()
     notified = connection.dialect.name == "postgresql"
     if notified:
-        if history and db.session.new:  # a row the history refers to (as insert_rows does)
-            db.session.flush()
+        if history:
+            flush_new_rows()
         params["history"] = jsoncodec.dumps([
             {**{name: getattr(row, name) for name in _HISTORY_COLUMNS},
              "created_at": as_utc(row.created_at).isoformat()} for row in history])
