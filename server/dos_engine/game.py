@@ -958,8 +958,38 @@ class Game:
             self.check(action, seat)
         events: list[Event] = []
         self.actions_played += 1
-        if isinstance(action, Match):
-            self._apply_match(action, events)
+        if isinstance(action, Match):  # written out here: two actions in five are matches
+            cards = action.cards
+            hand = self.hands[seat]
+            for card in cards:  # as in _to_center_row
+                for index, held in enumerate(hand):
+                    if held is card:
+                        del hand[index]
+                        break
+                else:
+                    hand.remove(card)
+                self._counts[seat] -= _COUNT_UNIT[card.id]
+            if self.options.dos_call:
+                self._hand_changed(seat)
+            index = action.position - 1
+            matched = self.center_row[index]
+            declaration = _canonical(matched.id, cards[0].id,
+                                     cards[1].id if len(cards) == 2 else -1)
+            assert declaration is not None, "a legal match has a declaration"
+            self.cr_matched[index] = cards
+            self.matches += 1
+            if declaration.bonus is not _NO_BONUS:
+                self.bonuses += 1
+            event = _new_event(Event)  # deferred_event written out
+            event.kind = _MATCHED
+            event.seat = seat
+            event._build = _matched_data
+            event._args = (action.position, matched, cards, declaration)
+            events.append(event)
+            if declaration.bonus is _DOUBLE_COLOUR:
+                count = len(self.players)
+                for step in range(1, count):
+                    self._draw_into((seat + step) % count, 1, "double_colour", events)
             if not self.has_drawn and not self.options.dos_call:
                 # Without DOS calls the legal actions after a match are the matches left and
                 # 'end': listed once here, they say whether the turn ends by itself, and
@@ -975,8 +1005,25 @@ class Game:
             if not self.options.dos_call and self.options.after_draw == "drawn_card":
                 self._apply_end(events)  # the one match a drawn card allows (3.6) was made
                 return events
-        elif isinstance(action, Draw):
-            self._apply_draw(events)
+        elif isinstance(action, Draw):  # written out here: a quarter of all actions
+            self.has_drawn = True
+            pile = self._pile
+            # _take_top's usual case written out: the top card is settled (so the pile not empty)
+            drawn = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
+            self.drawn = drawn
+            if drawn is None:
+                events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
+            else:
+                self.hands[seat].append(drawn)
+                self._counts[seat] += _COUNT_UNIT[drawn.id]
+                if self.options.dos_call:
+                    self._hand_changed(seat)
+                event = _new_event(Event)  # deferred_event written out
+                event.kind = _DREW
+                event.seat = seat
+                event._build = _drew_data
+                event._args = ((drawn,), "draw")
+                events.append(event)
             if not self.options.dos_call:
                 return events  # a draw leaves a match or an add to make
         elif isinstance(action, Add):
@@ -1116,10 +1163,12 @@ class Game:
         for name in Game.__slots__:
             setattr(self, name, getattr(trial, name))
 
-    def _take_from_hand(self, seat: int, card: Card) -> None:
-        """``card`` leaves ``seat``'s hand, and its counts by value. ``list.remove`` by identity
-        first: cards are shared objects, and ``Card.__eq__`` is Python code."""
+    def _to_center_row(self, seat: int, card: Card, kind: EventKind,
+                       events: list[Event]) -> None:
+        """A card from ``seat``'s hand (and its counts by value) to the end of the Center Row
+        (added or placed)."""
         hand = self.hands[seat]
+        # list.remove by identity first: cards are shared objects, and Card.__eq__ is Python code
         for index, held in enumerate(hand):
             if held is card:
                 del hand[index]
@@ -1127,11 +1176,6 @@ class Game:
         else:
             hand.remove(card)  # an equal card made elsewhere
         self._counts[seat] -= _COUNT_UNIT[card.id]
-
-    def _to_center_row(self, seat: int, card: Card, kind: EventKind,
-                       events: list[Event]) -> None:
-        """A card from ``seat``'s hand to the end of the Center Row (added or placed)."""
-        self._take_from_hand(seat, card)
         if self.options.dos_call:
             self._hand_changed(seat)
         self.center_row.append(card)
@@ -1141,60 +1185,6 @@ class Game:
         event.seat = seat
         event._build = _placed_data
         event._args = (card, len(self.center_row))
-        events.append(event)
-
-    def _apply_match(self, action: Match, events: list[Event]) -> None:
-        seat = self.current
-        cards = action.cards
-        hand = self.hands[seat]
-        for card in cards:  # _take_from_hand, written out: every match runs this
-            for index, held in enumerate(hand):
-                if held is card:
-                    del hand[index]
-                    break
-            else:
-                hand.remove(card)
-            self._counts[seat] -= _COUNT_UNIT[card.id]
-        if self.options.dos_call:
-            self._hand_changed(seat)
-        index = action.position - 1
-        target = self.center_row[index]
-        declaration = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
-        assert declaration is not None, "a legal match has a declaration"
-        self.cr_matched[index] = action.cards
-        self.matches += 1
-        if declaration.bonus is not _NO_BONUS:
-            self.bonuses += 1
-        event = _new_event(Event)  # deferred_event written out
-        event.kind = _MATCHED
-        event.seat = seat
-        event._build = _matched_data
-        event._args = (action.position, target, cards, declaration)
-        events.append(event)
-        if declaration.bonus is _DOUBLE_COLOUR:
-            count = len(self.players)
-            for step in range(1, count):
-                self._draw_into((seat + step) % count, 1, "double_colour", events)
-
-    def _apply_draw(self, events: list[Event]) -> None:
-        seat = self.current
-        self.has_drawn = True
-        pile = self._pile
-        # _take_top's usual case written out: the top card is settled (so the pile not empty)
-        card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
-        self.drawn = card
-        if card is None:
-            events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
-            return
-        self.hands[seat].append(card)
-        self._counts[seat] += _COUNT_UNIT[card.id]
-        if self.options.dos_call:
-            self._hand_changed(seat)
-        event = _new_event(Event)  # deferred_event written out
-        event.kind = _DREW
-        event.seat = seat
-        event._build = _drew_data
-        event._args = ((card,), "draw")
         events.append(event)
 
     def _draw_into(self, seat: int, count: int, reason: str, events: list[Event]) -> None:
@@ -1305,7 +1295,7 @@ class Game:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            pile = self._pile  # _take_top's usual case written out, as in _apply_draw
+            pile = self._pile  # _take_top's usual case written out, as in play's draw
             card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
             if card is None:
                 break
