@@ -576,7 +576,6 @@ class Game:
         value (and with another Wild #); a Wild # in the CR is any number 1-10, so every card
         is a single on it and every two cards that make at most 10 are a pair (1.3, 1.5).
         """
-        must = -1 if must_use is None else must_use.id
         wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         wild_pairs = _SAME_VALUE_PAIRS[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         firsts = []  # the first card of each value held, then in id order: the values' order
@@ -587,57 +586,64 @@ class Game:
         firsts.sort()
         row = self.center_row
         out: list[Action] = []
+        # Each match is listed as soon as its key in _MATCHES is made (a single's second card is
+        # _SINGLE), in order: a list of the keys first cost more than the lookups.
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
                 continue
             number = row[index].number
-            # The matches' keys in _MATCHES (a single's second card is _SINGLE), in order.
-            keys: list[int] = []
+            table = _MATCHES[index] or _match_table(index)
+            position = index + 1
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
                 held = _distinct_ids(hand)
                 for a in held:
-                    keys.append(_SINGLE_KEY[a])
+                    key = _SINGLE_KEY[a]
+                    out.append(table[key] or _match_of_key(table, key, position))
                 for i, a in enumerate(held):
                     base = _BASE_KEY[a]
                     low = _LEAST_VALUE[a]
                     for b in held[i:]:
                         if (b != a or _held_twice(counts, a)) and low + _LEAST_VALUE[b] <= 10:
-                            keys.append(base + b)
-            else:
-                for a in _IDS_IN_FIELD[number][counts[number]]:
-                    keys.append(_SINGLE_KEY[a])
-                for w in wilds:
-                    keys.append(_SINGLE_KEY[w])
-                for first in firsts:
-                    value = _LEAST_VALUE[first]
-                    rest = number - value
-                    if rest < 1:
-                        continue
-                    field = counts[value]
-                    if rest == value:
-                        for a, partners in _SAME_VALUE_PARTNERS[value][field]:
-                            base = _BASE_KEY[a]
-                            for b in partners:
-                                keys.append(base + b)
-                            for w in wilds:
-                                keys.append(base + w)
-                        continue
-                    others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
-                    for a in _IDS_IN_FIELD[value][field]:
-                        base = _BASE_KEY[a]
-                        for b in others:
-                            keys.append(base + b)
-                        for w in wilds:
-                            keys.append(base + w)
-                if number >= 2:  # two Wild #s make any number from 2 (1.3)
-                    for w, v in wild_pairs:
-                        keys.append(_BASE_KEY[w] + v)
-            table = _MATCHES[index] or _match_table(index)
-            position = index + 1
-            if must >= 0:  # only the matches that use the card that must be used
-                keys = _keys_using(keys, must)
-            for key in keys:
+                            key = base + b
+                            out.append(table[key] or _match_of_key(table, key, position))
+                continue
+            for a in _IDS_IN_FIELD[number][counts[number]]:
+                key = _SINGLE_KEY[a]
                 out.append(table[key] or _match_of_key(table, key, position))
+            for w in wilds:
+                key = _SINGLE_KEY[w]
+                out.append(table[key] or _match_of_key(table, key, position))
+            for first in firsts:
+                value = _LEAST_VALUE[first]
+                rest = number - value
+                if rest < 1:
+                    continue
+                field = counts[value]
+                if rest == value:
+                    for a, partners in _SAME_VALUE_PARTNERS[value][field]:
+                        base = _BASE_KEY[a]
+                        for b in partners:
+                            key = base + b
+                            out.append(table[key] or _match_of_key(table, key, position))
+                        for w in wilds:
+                            key = base + w
+                            out.append(table[key] or _match_of_key(table, key, position))
+                    continue
+                others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
+                for a in _IDS_IN_FIELD[value][field]:
+                    base = _BASE_KEY[a]
+                    for b in others:
+                        key = base + b
+                        out.append(table[key] or _match_of_key(table, key, position))
+                    for w in wilds:
+                        key = base + w
+                        out.append(table[key] or _match_of_key(table, key, position))
+            if number >= 2:  # two Wild #s make any number from 2 (1.3)
+                for w, v in wild_pairs:
+                    key = _BASE_KEY[w] + v
+                    out.append(table[key] or _match_of_key(table, key, position))
+        if must_use is not None:  # only the matches that use the card that must be used
+            return _matches_using(out, must_use.id)
         return out
 
     def _only_end_left(self) -> bool:
@@ -1743,9 +1749,10 @@ def _in_first_card_order(values: Sequence[int], counts: bytes) -> list[int]:
     return sorted(values, key=lambda value: _FIRST_ID[value][counts[value]])
 
 
-def _keys_using(keys: list[int], card_id: int) -> list[int]:
-    """The keys of _MATCHES of the matches that use the card ``card_id``."""
-    return [key for key in keys if card_id in divmod(key, _KEYS)]
+def _matches_using(matches: list[Action], card_id: int) -> list[Action]:
+    """The matches that use the card ``card_id``."""
+    return [match for match in matches
+            if isinstance(match, Match) and card_id in (match.cards[0].id, match.cards[-1].id)]
 
 
 def _match_of_key(matches: list[Match | None], key: int, position: int) -> Match:
