@@ -129,6 +129,10 @@ _POINTS = [card.points for card in ALL_CARDS]  # by card id
 # One action object per card, by card id: listing reuses them (actions are immutable).
 _ADD = [Add(card) for card in ALL_CARDS]
 _PLACE = [Place(card) for card in ALL_CARDS]
+# The args of the frequent deferred events that are the same every time, made once: a draw's by
+# card id, a turn's end by the next seat (-1: none, the round is over).
+_DRAW_ARGS = [((card,), "draw") for card in ALL_CARDS]
+_TURN_ENDED_ARGS = [*((seat,) for seat in range(MAX_PLAYERS)), (None,)]
 
 
 class Phase(StrEnum):
@@ -1028,7 +1032,7 @@ class Game:
                 event.kind = _DREW
                 event.seat = seat
                 event._build = _drew_data
-                event._args = ((drawn,), "draw")
+                event._args = _DRAW_ARGS[drawn.id]
                 events.append(event)
             if not self.options.dos_call:
                 return events  # a draw leaves a match or an add to make
@@ -1286,7 +1290,7 @@ class Game:
         event.kind = _TURN_ENDED
         event.seat = seat
         event._build = _turn_ended_data
-        event._args = (following if hand else None,)
+        event._args = _TURN_ENDED_ARGS[following if hand else -1]
         events.append(event)
         if not hand:
             self._end_round(seat, events)
