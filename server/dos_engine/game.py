@@ -983,9 +983,10 @@ class Game:
                 self._hand_changed(seat)
             index = action.position - 1
             matched = self.center_row[index]
-            declaration = _canonical(matched.id, cards[0].id,
-                                     cards[1].id if len(cards) == 2 else -1)
-            assert declaration is not None, "a legal match has a declaration"
+            first = cards[0].id
+            key = _SINGLE_KEY[first] if len(cards) == 1 else _BASE_KEY[first] + cards[1].id
+            declaration = ((_DECLARATIONS[matched.id] or _declaration_table(matched.id))[key]
+                           or _new_declaration(matched.id, key))
             self.cr_matched[index] = cards
             self.matches += 1
             if declaration.bonus is not _NO_BONUS:
@@ -1628,6 +1629,28 @@ def _match_table(index: int) -> list[Match | None]:
     table: list[Match | None] = [None] * (len(ALL_CARDS) * _KEYS)
     _MATCHES[index] = table
     return table
+
+
+# The canonical declarations of the matches played, by CR card id and then by the match's key as
+# in _MATCHES, each table made when first needed: two list lookups cost a fifth of a call of
+# the memo matching._canonical (its key is a tuple of the three ids, made and hashed each time).
+_DECLARATIONS: list[list[Declaration | None] | None] = [None] * len(ALL_CARDS)
+
+
+def _declaration_table(target_id: int) -> list[Declaration | None]:
+    table: list[Declaration | None] = [None] * (len(ALL_CARDS) * _KEYS)
+    _DECLARATIONS[target_id] = table
+    return table
+
+
+def _new_declaration(target_id: int, key: int) -> Declaration:
+    first, second = divmod(key, _KEYS)
+    declaration = _canonical(target_id, first, -1 if second == _SINGLE else second)
+    assert declaration is not None, "a legal match has a declaration"
+    table = _DECLARATIONS[target_id]
+    assert table is not None
+    table[key] = declaration
+    return declaration
 
 
 
