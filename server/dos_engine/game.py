@@ -447,12 +447,12 @@ class Game:
                     actions.append(DRAW)
                 else:
                     actions.append(END)
-            if (options.dos_call and options.dos_rule == "v1" and not self.called_dos
-                    and len(hand) == 2):
-                actions.append(CALL_DOS)
         else:
             actions = []
         if options.dos_call:
+            if (current and options.dos_rule == "v1" and not self.called_dos
+                    and len(self.hands[seat]) == 2):
+                actions.append(CALL_DOS)
             # Plain loops, not generators: a generator would make self and seat cells, read
             # more slowly on every listing.
             if options.printed_dos_rule:
@@ -1771,8 +1771,11 @@ def _lows(number: int, mask: int) -> tuple[int, ...]:
 
 # Helpers with a lambda or a comprehension of a caller's variable: in the caller itself, the
 # variable would be a cell, read more slowly on every call.
-def _in_first_card_order(values: Sequence[int], counts: bytes) -> list[int]:
+def _in_first_card_order(values: Sequence[int], counts: bytes) -> Sequence[int]:
     """Values in the order of the hand's first card of each."""
+    if len(values) == 2:  # the usual case, compared here: sorted would call the key twice
+        low, high = values
+        return values if _FIRST_ID[low][counts[low]] < _FIRST_ID[high][counts[high]] else (high, low)
     return sorted(values, key=lambda value: _FIRST_ID[value][counts[value]])
 
 
