@@ -975,6 +975,8 @@ class Game:
         self.actions_played += 1
         if isinstance(action, Match):  # written out here: two actions in five are matches
             cards = action.cards
+            first = cards[0].id
+            key = _SINGLE_KEY[first] if len(cards) == 1 else _BASE_KEY[first] + cards[1].id
             hand = self.hands[seat]
             for card in cards:  # as in _to_center_row
                 for index, held in enumerate(hand):
@@ -983,13 +985,11 @@ class Game:
                         break
                 else:
                     hand.remove(card)
-                self._counts[seat] -= _COUNT_UNIT[card.id]
+            self._counts[seat] -= _KEY_UNITS[key]  # the cards' units at once
             if self.options.dos_call:
                 self._hand_changed(seat)
             index = action.position - 1
             matched = self.center_row[index]
-            first = cards[0].id
-            key = _SINGLE_KEY[first] if len(cards) == 1 else _BASE_KEY[first] + cards[1].id
             declaration = ((_DECLARATIONS[matched.id] or _declaration_table(matched.id))[key]
                            or _new_declaration(matched.id, key))
             self.cr_matched[index] = cards
@@ -1678,6 +1678,9 @@ def _count_unit(card: Card) -> int:
 
 
 _COUNT_UNIT = [_count_unit(card) for card in ALL_CARDS]  # by card id
+# By key of a match (see _MATCHES): its cards' units added up.
+_KEY_UNITS = [_COUNT_UNIT[a] + (0 if b == _SINGLE else _COUNT_UNIT[b])
+              for a in range(len(ALL_CARDS)) for b in range(_KEYS)]
 
 
 def _count_hand(hand: Sequence[Card]) -> int:
