@@ -419,9 +419,9 @@ class Game:
         options = self.options
         # Each branch makes its list (the listings of matches make new ones, ours to extend).
         actions: list[Action]
-        if current:
-            hand = self.hands[seat]
+        if current:  # (the hand is read where it is needed: the start of a turn does not)
             if self.bonus_phase:
+                hand = self.hands[seat]
                 if self.placements_left and hand:
                     actions = list(map(_PLACE.__getitem__, _distinct_ids(hand)))
                     if self.options.bonus_placement == "optional":
@@ -436,14 +436,16 @@ class Game:
                         actions = ([] if self.drawn is None
                                    else self._list_drawn_matches(seat, self.drawn))
                         # (_distinct_ids written out: a quarter of all listings add)
-                        actions.extend(map(_ADD.__getitem__, sorted({card.id for card in hand})))
+                        actions.extend(map(_ADD.__getitem__,
+                                           sorted({card.id for card in self.hands[seat]})))
                     else:
                         actions = [END]
                 else:
                     actions = self._list_matches(seat)
                     if self.matches == 0:
                         # (_distinct_ids written out: a quarter of all listings add)
-                        actions.extend(map(_ADD.__getitem__, sorted({card.id for card in hand})))
+                        actions.extend(map(_ADD.__getitem__,
+                                           sorted({card.id for card in self.hands[seat]})))
                     else:
                         actions.append(END)
             else:
