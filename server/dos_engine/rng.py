@@ -41,6 +41,8 @@ _NEVER_REJECTED = _TWO_64 - _NEVER_REJECTED_BELOW_N
 _FOUR_U64 = struct.Struct(">4Q")
 _SEVEN_FF = b"\xff" * 7
 _COUNTERS = [n.to_bytes(8, "big") for n in range(64)]  # the block counters of a deck and more
+# The u64s of n blocks, by n (as many as _COUNTERS): a Struct made once, not a format per call.
+_BLOCKS_U64 = [struct.Struct(f">{4 * n}Q") for n in range(len(_COUNTERS) + 1)]
 
 
 class _Sha256(Protocol):
@@ -146,7 +148,8 @@ def continue_shuffle(items: list[T], key: bytes, start: int, taken: int, steps: 
     counters = (_COUNTERS[first:first + blocks] if first + blocks <= len(_COUNTERS)
                 else [n.to_bytes(8, "big") for n in range(first, first + blocks)])
     stream = b"".join([_sha256(key + counter).digest() for counter in counters])
-    values = list(struct.unpack(f">{4 * blocks}Q", stream))
+    values = list(_BLOCKS_U64[blocks].unpack(stream) if blocks < len(_BLOCKS_U64)
+                  else struct.unpack(f">{4 * blocks}Q", stream))
     del values[:taken % 4]
     last = start - steps  # the swaps are those of i = start down to last + 1
     # A value randbelow could reject starts with seven 0xff bytes: when no such run is in the
