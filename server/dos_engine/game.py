@@ -97,7 +97,7 @@ from dos_engine.errors import (
 # InvalidStateError (now in errors.py), Bonus, Declaration and declare_match (now in matching.py)
 # lived here before; the "import X as X" lines keep them importable from here.
 from dos_engine.errors import InvalidStateError as InvalidStateError
-from dos_engine.events import Event, EventKind, deferred_event
+from dos_engine.events import Event, EventKind, _new_event, deferred_event
 from dos_engine.matching import Bonus as Bonus
 from dos_engine.matching import Declaration as Declaration
 from dos_engine.matching import _canonical, mismatch_reason
@@ -115,6 +115,9 @@ _MATCHED, _DREW, _ADDED, _PLACED = (EventKind.MATCHED, EventKind.DREW, EventKind
 _DISCARDED, _CR_FLIPPED, _TURN_ENDED = (EventKind.DISCARDED, EventKind.CR_FLIPPED,
                                         EventKind.TURN_ENDED)
 _NO_BONUS, _DOUBLE_COLOUR = Bonus.NONE, Bonus.DOUBLE_COLOUR
+# The events an action makes every time (matched, drew, added or placed, discarded, cr_flipped,
+# turn_ended) are deferred events (events.deferred_event) written out where they are made: the
+# call of deferred_event cost about a third of making one, and an action makes two on average.
 
 SCHEMA_VERSION = 1
 _SETTLE_STEPS = 24  # swaps of a draw pile's shuffle made at a time as it is drawn (6 blocks)
@@ -126,6 +129,10 @@ _POINTS = [card.points for card in ALL_CARDS]  # by card id
 # One action object per card, by card id: listing reuses them (actions are immutable).
 _ADD = [Add(card) for card in ALL_CARDS]
 _PLACE = [Place(card) for card in ALL_CARDS]
+# The args of the frequent deferred events that are the same every time, made once: a draw's by
+# card id, a turn's end by the next seat (-1: none, the round is over).
+_DRAW_ARGS = [((card,), "draw") for card in ALL_CARDS]
+_TURN_ENDED_ARGS = [*((seat,) for seat in range(MAX_PLAYERS)), (None,)]
 
 
 class Phase(StrEnum):
@@ -288,7 +295,8 @@ class Game:
     # The last legal_actions(seat) of this very state, and its seat: legal_actions answers from
     # it again, and play() takes an action from it without validating it again. Every change
     # of the state drops it (None; the seat is then left as it was).
-    _listed: tuple[Action, ...] | None
+    # (A tuple, or a list of its own that nothing else holds or changes.)
+    _listed: Sequence[Action] | None
     _listed_seat: int
 
     # -- creation -----------------------------------------------------------------------------
@@ -400,18 +408,20 @@ class Game:
             return []
         if seat is None:
             seat = self.current
+            current = True
+        else:
+            current = seat == self.current
+            if not current and not 0 <= seat < len(self.players):
+                return []
         listed = self._listed
         if listed is not None and self._listed_seat == seat:
             return list(listed)  # this state was listed already (a view, then the list...)
-        current = seat == self.current
-        if not current and not 0 <= seat < len(self.players):
-            return []
         options = self.options
         # Each branch makes its list (the listings of matches make new ones, ours to extend).
         actions: list[Action]
-        if current:
-            hand = self.hands[seat]
+        if current:  # (the hand is read where it is needed: the start of a turn does not)
             if self.bonus_phase:
+                hand = self.hands[seat]
                 if self.placements_left and hand:
                     actions = list(map(_PLACE.__getitem__, _distinct_ids(hand)))
                     if self.options.bonus_placement == "optional":
@@ -425,13 +435,17 @@ class Game:
                     if self.matches == 0:
                         actions = ([] if self.drawn is None
                                    else self._list_drawn_matches(seat, self.drawn))
-                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
+                        # (_distinct_ids written out: a quarter of all listings add)
+                        actions.extend(map(_ADD.__getitem__,
+                                           sorted({card.id for card in self.hands[seat]})))
                     else:
                         actions = [END]
                 else:
                     actions = self._list_matches(seat)
                     if self.matches == 0:
-                        actions.extend(map(_ADD.__getitem__, _distinct_ids(hand)))
+                        # (_distinct_ids written out: a quarter of all listings add)
+                        actions.extend(map(_ADD.__getitem__,
+                                           sorted({card.id for card in self.hands[seat]})))
                     else:
                         actions.append(END)
             else:
@@ -440,12 +454,12 @@ class Game:
                     actions.append(DRAW)
                 else:
                     actions.append(END)
-            if (options.dos_call and options.dos_rule == "v1" and not self.called_dos
-                    and len(hand) == 2):
-                actions.append(CALL_DOS)
         else:
             actions = []
         if options.dos_call:
+            if (current and options.dos_rule == "v1" and not self.called_dos
+                    and len(self.hands[seat]) == 2):
+                actions.append(CALL_DOS)
             # Plain loops, not generators: a generator would make self and seat cells, read
             # more slowly on every listing.
             if options.printed_dos_rule:
@@ -573,7 +587,6 @@ class Game:
         value (and with another Wild #); a Wild # in the CR is any number 1-10, so every card
         is a single on it and every two cards that make at most 10 are a pair (1.3, 1.5).
         """
-        must = -1 if must_use is None else must_use.id
         wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         wild_pairs = _SAME_VALUE_PAIRS[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         firsts = []  # the first card of each value held, then in id order: the values' order
@@ -584,57 +597,64 @@ class Game:
         firsts.sort()
         row = self.center_row
         out: list[Action] = []
+        # Each match is listed as soon as its key in _MATCHES is made (a single's second card is
+        # _SINGLE), in order: a list of the keys first cost more than the lookups.
         for index, matched in enumerate(self.cr_matched):
             if matched is not None:
                 continue
             number = row[index].number
-            # The matches' keys in _MATCHES (a single's second card is _SINGLE), in order.
-            keys: list[int] = []
+            table = _MATCHES[index] or _match_table(index)
+            position = index + 1
             if number is None:  # a Wild # in the CR is any number 1-10 (1.5)
                 held = _distinct_ids(hand)
                 for a in held:
-                    keys.append(_SINGLE_KEY[a])
+                    key = _SINGLE_KEY[a]
+                    out.append(table[key] or _match_of_key(table, key, position))
                 for i, a in enumerate(held):
                     base = _BASE_KEY[a]
                     low = _LEAST_VALUE[a]
                     for b in held[i:]:
                         if (b != a or _held_twice(counts, a)) and low + _LEAST_VALUE[b] <= 10:
-                            keys.append(base + b)
-            else:
-                for a in _IDS_IN_FIELD[number][counts[number]]:
-                    keys.append(_SINGLE_KEY[a])
-                for w in wilds:
-                    keys.append(_SINGLE_KEY[w])
-                for first in firsts:
-                    value = _LEAST_VALUE[first]
-                    rest = number - value
-                    if rest < 1:
-                        continue
-                    field = counts[value]
-                    if rest == value:
-                        for a, partners in _SAME_VALUE_PARTNERS[value][field]:
-                            base = _BASE_KEY[a]
-                            for b in partners:
-                                keys.append(base + b)
-                            for w in wilds:
-                                keys.append(base + w)
-                        continue
-                    others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
-                    for a in _IDS_IN_FIELD[value][field]:
-                        base = _BASE_KEY[a]
-                        for b in others:
-                            keys.append(base + b)
-                        for w in wilds:
-                            keys.append(base + w)
-                if number >= 2:  # two Wild #s make any number from 2 (1.3)
-                    for w, v in wild_pairs:
-                        keys.append(_BASE_KEY[w] + v)
-            table = _MATCHES[index] or _match_table(index)
-            position = index + 1
-            if must >= 0:  # only the matches that use the card that must be used
-                keys = _keys_using(keys, must)
-            for key in keys:
+                            key = base + b
+                            out.append(table[key] or _match_of_key(table, key, position))
+                continue
+            for a in _IDS_IN_FIELD[number][counts[number]]:
+                key = _SINGLE_KEY[a]
                 out.append(table[key] or _match_of_key(table, key, position))
+            for w in wilds:
+                key = _SINGLE_KEY[w]
+                out.append(table[key] or _match_of_key(table, key, position))
+            for first in firsts:
+                value = _LEAST_VALUE[first]
+                rest = number - value
+                if rest < 1:
+                    continue
+                field = counts[value]
+                if rest == value:
+                    for a, partners in _SAME_VALUE_PARTNERS[value][field]:
+                        base = _BASE_KEY[a]
+                        for b in partners:
+                            key = base + b
+                            out.append(table[key] or _match_of_key(table, key, position))
+                        for w in wilds:
+                            key = base + w
+                            out.append(table[key] or _match_of_key(table, key, position))
+                    continue
+                others = _IDS_IN_FIELD[rest][counts[rest]] if rest > value else ()
+                for a in _IDS_IN_FIELD[value][field]:
+                    base = _BASE_KEY[a]
+                    for b in others:
+                        key = base + b
+                        out.append(table[key] or _match_of_key(table, key, position))
+                    for w in wilds:
+                        key = base + w
+                        out.append(table[key] or _match_of_key(table, key, position))
+            if number >= 2:  # two Wild #s make any number from 2 (1.3)
+                for w, v in wild_pairs:
+                    key = _BASE_KEY[w] + v
+                    out.append(table[key] or _match_of_key(table, key, position))
+        if must_use is not None:  # only the matches that use the card that must be used
+            return _matches_using(out, must_use.id)
         return out
 
     def _only_end_left(self) -> bool:
@@ -955,8 +975,39 @@ class Game:
             self.check(action, seat)
         events: list[Event] = []
         self.actions_played += 1
-        if isinstance(action, Match):
-            self._apply_match(action, events)
+        if isinstance(action, Match):  # written out here: two actions in five are matches
+            cards = action.cards
+            first = cards[0].id
+            key = _SINGLE_KEY[first] if len(cards) == 1 else _BASE_KEY[first] + cards[1].id
+            hand = self.hands[seat]
+            for card in cards:  # as in _to_center_row
+                for index, held in enumerate(hand):
+                    if held is card:
+                        del hand[index]
+                        break
+                else:
+                    hand.remove(card)
+            self._counts[seat] -= _KEY_UNITS[key]  # the cards' units at once
+            if self.options.dos_call:
+                self._hand_changed(seat)
+            index = action.position - 1
+            matched = self.center_row[index]
+            declaration = ((_DECLARATIONS[matched.id] or _declaration_table(matched.id))[key]
+                           or _new_declaration(matched.id, key))
+            self.cr_matched[index] = cards
+            self.matches += 1
+            if declaration.bonus is not _NO_BONUS:
+                self.bonuses += 1
+            event = _new_event(Event)  # deferred_event written out
+            event.kind = _MATCHED
+            event.seat = seat
+            event._build = _matched_data
+            event._args = (action.position, matched, cards, declaration)
+            events.append(event)
+            if declaration.bonus is _DOUBLE_COLOUR:
+                count = len(self.players)
+                for step in range(1, count):
+                    self._draw_into((seat + step) % count, 1, "double_colour", events)
             if not self.has_drawn and not self.options.dos_call:
                 # Without DOS calls the legal actions after a match are the matches left and
                 # 'end': listed once here, they say whether the turn ends by itself, and
@@ -964,7 +1015,7 @@ class Game:
                 left = self._list_matches(seat)
                 if left:
                     left.append(END)
-                    self._listed = tuple(left)
+                    self._listed = left  # made here, held nowhere else: no tuple needed
                     self._listed_seat = seat
                 else:  # the turn ends, or its bonus phase begins with a card to place
                     self._apply_end(events)
@@ -972,8 +1023,25 @@ class Game:
             if not self.options.dos_call and self.options.after_draw == "drawn_card":
                 self._apply_end(events)  # the one match a drawn card allows (3.6) was made
                 return events
-        elif isinstance(action, Draw):
-            self._apply_draw(events)
+        elif isinstance(action, Draw):  # written out here: a quarter of all actions
+            self.has_drawn = True
+            pile = self._pile
+            # _take_top's usual case written out: the top card is settled (so the pile not empty)
+            drawn = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
+            self.drawn = drawn
+            if drawn is None:
+                events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
+            else:
+                self.hands[seat].append(drawn)
+                self._counts[seat] += _COUNT_UNIT[drawn.id]
+                if self.options.dos_call:
+                    self._hand_changed(seat)
+                event = _new_event(Event)  # deferred_event written out
+                event.kind = _DREW
+                event.seat = seat
+                event._build = _drew_data
+                event._args = _DRAW_ARGS[drawn.id]
+                events.append(event)
             if not self.options.dos_call:
                 return events  # a draw leaves a match or an add to make
         elif isinstance(action, Add):
@@ -1113,10 +1181,12 @@ class Game:
         for name in Game.__slots__:
             setattr(self, name, getattr(trial, name))
 
-    def _take_from_hand(self, seat: int, card: Card) -> None:
-        """``card`` leaves ``seat``'s hand, and its counts by value. ``list.remove`` by identity
-        first: cards are shared objects, and ``Card.__eq__`` is Python code."""
+    def _to_center_row(self, seat: int, card: Card, kind: EventKind,
+                       events: list[Event]) -> None:
+        """A card from ``seat``'s hand (and its counts by value) to the end of the Center Row
+        (added or placed)."""
         hand = self.hands[seat]
+        # list.remove by identity first: cards are shared objects, and Card.__eq__ is Python code
         for index, held in enumerate(hand):
             if held is card:
                 del hand[index]
@@ -1124,61 +1194,16 @@ class Game:
         else:
             hand.remove(card)  # an equal card made elsewhere
         self._counts[seat] -= _COUNT_UNIT[card.id]
-
-    def _to_center_row(self, seat: int, card: Card, kind: EventKind,
-                       events: list[Event]) -> None:
-        """A card from ``seat``'s hand to the end of the Center Row (added or placed)."""
-        self._take_from_hand(seat, card)
         if self.options.dos_call:
             self._hand_changed(seat)
         self.center_row.append(card)
         self.cr_matched.append(None)
-        events.append(deferred_event(kind, seat, _placed_data, (card, len(self.center_row))))
-
-    def _apply_match(self, action: Match, events: list[Event]) -> None:
-        seat = self.current
-        cards = action.cards
-        hand = self.hands[seat]
-        for card in cards:  # _take_from_hand, written out: every match runs this
-            for index, held in enumerate(hand):
-                if held is card:
-                    del hand[index]
-                    break
-            else:
-                hand.remove(card)
-            self._counts[seat] -= _COUNT_UNIT[card.id]
-        if self.options.dos_call:
-            self._hand_changed(seat)
-        index = action.position - 1
-        target = self.center_row[index]
-        declaration = _canonical(target.id, cards[0].id, cards[1].id if len(cards) == 2 else -1)
-        assert declaration is not None, "a legal match has a declaration"
-        self.cr_matched[index] = action.cards
-        self.matches += 1
-        if declaration.bonus is not _NO_BONUS:
-            self.bonuses += 1
-        events.append(deferred_event(_MATCHED, seat, _matched_data,
-                                     (action.position, target, cards, declaration)))
-        if declaration.bonus is _DOUBLE_COLOUR:
-            count = len(self.players)
-            for step in range(1, count):
-                self._draw_into((seat + step) % count, 1, "double_colour", events)
-
-    def _apply_draw(self, events: list[Event]) -> None:
-        seat = self.current
-        self.has_drawn = True
-        pile = self._pile
-        # _take_top's usual case written out: the top card is settled (so the pile not empty)
-        card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
-        self.drawn = card
-        if card is None:
-            events.append(deferred_event(_DREW, seat, _drew_data, ((), "draw")))
-            return
-        self.hands[seat].append(card)
-        self._counts[seat] += _COUNT_UNIT[card.id]
-        if self.options.dos_call:
-            self._hand_changed(seat)
-        events.append(deferred_event(_DREW, seat, _drew_data, ((card,), "draw")))
+        event = _new_event(Event)  # deferred_event written out
+        event.kind = kind
+        event.seat = seat
+        event._build = _placed_data
+        event._args = (card, len(self.center_row))
+        events.append(event)
 
     def _draw_into(self, seat: int, count: int, reason: str, events: list[Event]) -> None:
         drawn: list[Card] = []
@@ -1247,7 +1272,12 @@ class Game:
                 self.discard_pile.extend(discarded)
                 self.center_row = kept
                 self.cr_matched = [None] * len(kept)
-                events.append(deferred_event(_DISCARDED, None, _discarded_data, (discarded,)))
+                event = _new_event(Event)  # deferred_event written out
+                event.kind = _DISCARDED
+                event.seat = None
+                event._build = _discarded_data
+                event._args = (discarded,)
+                events.append(event)
             if len(self.center_row) < 2:
                 self._refill(events, "refill")
             if self.bonuses and hand:
@@ -1264,8 +1294,12 @@ class Game:
             self.dos_missed[seat] = True
             events.append(Event(EventKind.DOS_MISSED, seat))
         following = (seat + 1) % len(self.players)
-        events.append(deferred_event(_TURN_ENDED, seat, _turn_ended_data,
-                                     (following if hand else None,)))
+        event = _new_event(Event)  # deferred_event written out
+        event.kind = _TURN_ENDED
+        event.seat = seat
+        event._build = _turn_ended_data
+        event._args = _TURN_ENDED_ARGS[following if hand else -1]
+        events.append(event)
         if not hand:
             self._end_round(seat, events)
             return
@@ -1279,7 +1313,7 @@ class Game:
         """4.2: flip cards until the CR holds two (fewer if both piles are empty, 4.4)."""
         flipped: list[Card] = []
         while len(self.center_row) < 2:
-            pile = self._pile  # _take_top's usual case written out, as in _apply_draw
+            pile = self._pile  # _take_top's usual case written out, as in play's draw
             card = pile.pop() if len(pile) > self._pile_unsettled else self._take_top(events)
             if card is None:
                 break
@@ -1287,7 +1321,12 @@ class Game:
             self.cr_matched.append(None)
             flipped.append(card)
         if flipped:
-            events.append(deferred_event(_CR_FLIPPED, None, _flipped_data, (flipped, reason)))
+            event = _new_event(Event)  # deferred_event written out
+            event.kind = _CR_FLIPPED
+            event.seat = None
+            event._build = _flipped_data
+            event._args = (flipped, reason)
+            events.append(event)
 
     def _reset_turn(self) -> None:
         self.drawn = None
@@ -1599,6 +1638,28 @@ def _match_table(index: int) -> list[Match | None]:
     return table
 
 
+# The canonical declarations of the matches played, by CR card id and then by the match's key as
+# in _MATCHES, each table made when first needed: two list lookups cost a fifth of a call of
+# the memo matching._canonical (its key is a tuple of the three ids, made and hashed each time).
+_DECLARATIONS: list[list[Declaration | None] | None] = [None] * len(ALL_CARDS)
+
+
+def _declaration_table(target_id: int) -> list[Declaration | None]:
+    table: list[Declaration | None] = [None] * (len(ALL_CARDS) * _KEYS)
+    _DECLARATIONS[target_id] = table
+    return table
+
+
+def _new_declaration(target_id: int, key: int) -> Declaration:
+    first, second = divmod(key, _KEYS)
+    declaration = _canonical(target_id, first, -1 if second == _SINGLE else second)
+    assert declaration is not None, "a legal match has a declaration"
+    table = _DECLARATIONS[target_id]
+    assert table is not None
+    table[key] = declaration
+    return declaration
+
+
 
 
 # -- the hand as counts by value -----------------------------------------------------------
@@ -1619,6 +1680,9 @@ def _count_unit(card: Card) -> int:
 
 
 _COUNT_UNIT = [_count_unit(card) for card in ALL_CARDS]  # by card id
+# By key of a match (see _MATCHES): its cards' units added up.
+_KEY_UNITS = [_COUNT_UNIT[a] + (0 if b == _SINGLE else _COUNT_UNIT[b])
+              for a in range(len(ALL_CARDS)) for b in range(_KEYS)]
 
 
 def _count_hand(hand: Sequence[Card]) -> int:
@@ -1717,14 +1781,18 @@ def _lows(number: int, mask: int) -> tuple[int, ...]:
 
 # Helpers with a lambda or a comprehension of a caller's variable: in the caller itself, the
 # variable would be a cell, read more slowly on every call.
-def _in_first_card_order(values: Sequence[int], counts: bytes) -> list[int]:
+def _in_first_card_order(values: Sequence[int], counts: bytes) -> Sequence[int]:
     """Values in the order of the hand's first card of each."""
+    if len(values) == 2:  # the usual case, compared here: sorted would call the key twice
+        low, high = values
+        return values if _FIRST_ID[low][counts[low]] < _FIRST_ID[high][counts[high]] else (high, low)
     return sorted(values, key=lambda value: _FIRST_ID[value][counts[value]])
 
 
-def _keys_using(keys: list[int], card_id: int) -> list[int]:
-    """The keys of _MATCHES of the matches that use the card ``card_id``."""
-    return [key for key in keys if card_id in divmod(key, _KEYS)]
+def _matches_using(matches: list[Action], card_id: int) -> list[Action]:
+    """The matches that use the card ``card_id``."""
+    return [match for match in matches
+            if isinstance(match, Match) and card_id in (match.cards[0].id, match.cards[-1].id)]
 
 
 def _match_of_key(matches: list[Match | None], key: int, position: int) -> Match:

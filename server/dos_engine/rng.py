@@ -26,8 +26,10 @@ Piles are lists whose *last* item is the top card.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import struct
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -39,11 +41,37 @@ _NEVER_REJECTED = _TWO_64 - _NEVER_REJECTED_BELOW_N
 _FOUR_U64 = struct.Struct(">4Q")
 _SEVEN_FF = b"\xff" * 7
 _COUNTERS = [n.to_bytes(8, "big") for n in range(64)]  # the block counters of a deck and more
-_sha256 = hashlib.sha256
+# The u64s of n blocks, by n (as many as _COUNTERS): a Struct made once, not a format per call.
+_BLOCKS_U64 = [struct.Struct(f">{4 * n}Q") for n in range(len(_COUNTERS) + 1)]
+
+
+class _Sha256(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+    def digest(self) -> bytes: ...
+    def hexdigest(self) -> str: ...
+
+
+def _own_sha256() -> Callable[[bytes], _Sha256]:
+    """CPython's own SHA-256 (module _sha2 from 3.12, _sha256 in 3.11), else hashlib's.
+
+    The digests are the same; for the short inputs hashed here (a key and a counter, a seed)
+    it costs about a quarter fewer instructions than OpenSSL's, which hashlib uses, whose
+    setup of each hash object outweighs the hashing of one block.
+    """
+    for name in ("_sha2", "_sha256"):
+        try:
+            own: Callable[[bytes], _Sha256] = importlib.import_module(name).sha256
+        except (ImportError, AttributeError):
+            continue
+        return own
+    return hashlib.sha256
+
+
+_sha256 = _own_sha256()
 
 
 def derive_key(seed: str, *labels: str) -> bytes:
-    digest = hashlib.sha256(b"DOS/1")
+    digest = _sha256(b"DOS/1")
     for part in (seed, *labels):
         raw = part.encode("utf-8")
         digest.update(len(raw).to_bytes(4, "big"))
@@ -57,7 +85,7 @@ def round_seed(seed: str, round_no: int) -> str:
 
 def seed_commitment(seed: str) -> str:
     """SHA-256 hex of a seed string: published before a deal, checked when the seed is revealed."""
-    return hashlib.sha256(seed.encode("utf-8")).hexdigest()
+    return _sha256(seed.encode("utf-8")).hexdigest()
 
 
 class HashStream:
@@ -72,7 +100,7 @@ class HashStream:
 
     def next_u64(self) -> int:
         if not self._values:
-            block = hashlib.sha256(self._key + self._counter.to_bytes(8, "big")).digest()
+            block = _sha256(self._key + self._counter.to_bytes(8, "big")).digest()
             self._counter += 1
             self._values = list(reversed(_FOUR_U64.unpack(block)))
         return self._values.pop()
@@ -120,7 +148,8 @@ def continue_shuffle(items: list[T], key: bytes, start: int, taken: int, steps: 
     counters = (_COUNTERS[first:first + blocks] if first + blocks <= len(_COUNTERS)
                 else [n.to_bytes(8, "big") for n in range(first, first + blocks)])
     stream = b"".join([_sha256(key + counter).digest() for counter in counters])
-    values = list(struct.unpack(f">{4 * blocks}Q", stream))
+    values = list(_BLOCKS_U64[blocks].unpack(stream) if blocks < len(_BLOCKS_U64)
+                  else struct.unpack(f">{4 * blocks}Q", stream))
     del values[:taken % 4]
     last = start - steps  # the swaps are those of i = start down to last + 1
     # A value randbelow could reject starts with seven 0xff bytes: when no such run is in the
@@ -143,7 +172,7 @@ def continue_shuffle(items: list[T], key: bytes, start: int, taken: int, steps: 
             if used == len(values):  # only after a rejection: extremely rare
                 values.extend(
                     _FOUR_U64.unpack(
-                        hashlib.sha256(key + (first + blocks).to_bytes(8, "big")).digest()
+                        _sha256(key + (first + blocks).to_bytes(8, "big")).digest()
                     )
                 )
                 blocks += 1
