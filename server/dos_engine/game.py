@@ -490,7 +490,9 @@ class Game:
         row = self.center_row
         drawn_id = drawn.id
         out: list[Action] = []
-        for index, matched in enumerate(self.cr_matched):
+        index = -1  # counted: an enumerate object costs more than a short loop's steps
+        for matched in self.cr_matched:
+            index += 1
             if matched is not None:
                 continue
             number = row[index].number
@@ -541,7 +543,9 @@ class Game:
                           or _lows_by_number(counts))
         row = self.center_row
         out: list[Action] = []
-        for index, matched in enumerate(self.cr_matched):
+        index = -1  # counted: an enumerate object costs more than a short loop's steps
+        for matched in self.cr_matched:
+            index += 1
             if matched is not None:
                 continue
             number = row[index].number
@@ -599,7 +603,9 @@ class Game:
         out: list[Action] = []
         # Each match is listed as soon as its key in _MATCHES is made (a single's second card is
         # _SINGLE), in order: a list of the keys first cost more than the lookups.
-        for index, matched in enumerate(self.cr_matched):
+        index = -1  # counted, as in _list_matches
+        for matched in self.cr_matched:
+            index += 1
             if matched is not None:
                 continue
             number = row[index].number
@@ -981,10 +987,12 @@ class Game:
             key = _SINGLE_KEY[first] if len(cards) == 1 else _BASE_KEY[first] + cards[1].id
             hand = self.hands[seat]
             for card in cards:  # as in _to_center_row
-                for index, held in enumerate(hand):
+                index = 0
+                for held in hand:
                     if held is card:
                         del hand[index]
                         break
+                    index += 1  # noqa: SIM113 (an enumerate object costs more)
                 else:
                     hand.remove(card)
             self._counts[seat] -= _KEY_UNITS[key]  # the cards' units at once
@@ -1187,10 +1195,12 @@ class Game:
         (added or placed)."""
         hand = self.hands[seat]
         # list.remove by identity first: cards are shared objects, and Card.__eq__ is Python code
-        for index, held in enumerate(hand):
+        index = 0
+        for held in hand:
             if held is card:
                 del hand[index]
                 break
+            index += 1  # noqa: SIM113 (an enumerate object costs more)
         else:
             hand.remove(card)  # an equal card made elsewhere
         self._counts[seat] -= _COUNT_UNIT[card.id]
@@ -1263,7 +1273,9 @@ class Game:
                 kept: list[Card] = []
                 discarded: list[Card] = []
                 row = self.center_row  # by index: zip's strict keyword costs a kwargs call
-                for index, matched in enumerate(self.cr_matched):
+                index = -1  # counted: an enumerate object costs more than a short loop's steps
+                for matched in self.cr_matched:
+                    index += 1
                     if matched is None:
                         kept.append(row[index])
                     else:
