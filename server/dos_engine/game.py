@@ -126,9 +126,10 @@ MIN_PLAYERS = 2
 MAX_PLAYERS = 4
 
 _POINTS = [card.points for card in ALL_CARDS]  # by card id
-# One action object per card, by card id: listing reuses them (actions are immutable).
-_ADD = [Add(card) for card in ALL_CARDS]
-_PLACE = [Place(card) for card in ALL_CARDS]
+# One action object per card, by card id: listing reuses them (actions are immutable). Read by
+# a __getitem__ bound once: each read of the attribute makes a new bound method.
+_add_of = [Add(card) for card in ALL_CARDS].__getitem__
+_place_of = [Place(card) for card in ALL_CARDS].__getitem__
 # The args of the frequent deferred events that are the same every time, made once: a draw's by
 # card id, a turn's end by the next seat (-1: none, the round is over).
 _DRAW_ARGS = [((card,), "draw") for card in ALL_CARDS]
@@ -423,7 +424,7 @@ class Game:
             if self.bonus_phase:
                 hand = self.hands[seat]
                 if self.placements_left and hand:
-                    actions = list(map(_PLACE.__getitem__, _distinct_ids(hand)))
+                    actions = list(map(_place_of, _distinct_ids(hand)))
                     if self.options.bonus_placement == "optional":
                         actions.append(END)
                 else:
@@ -436,7 +437,7 @@ class Game:
                         actions = ([] if self.drawn is None
                                    else self._list_drawn_matches(seat, self.drawn))
                         # (_distinct_ids written out: a quarter of all listings add)
-                        actions.extend(map(_ADD.__getitem__,
+                        actions.extend(map(_add_of,
                                            sorted({card.id for card in self.hands[seat]})))
                     else:
                         actions = [END]
@@ -444,7 +445,7 @@ class Game:
                     actions = self._list_matches(seat)
                     if self.matches == 0:
                         # (_distinct_ids written out: a quarter of all listings add)
-                        actions.extend(map(_ADD.__getitem__,
+                        actions.extend(map(_add_of,
                                            sorted({card.id for card in self.hands[seat]})))
                     else:
                         actions.append(END)
