@@ -595,7 +595,7 @@ class Game:
         wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         wild_pairs = _SAME_VALUE_PAIRS[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         firsts = []  # the first card of each value held, then in id order: the values' order
-        for value in range(1, 11):
+        for value in _VALUES:  # (a range would be made on every call)
             field = counts[value]
             if field:
                 firsts.append(_FIRST_ID[value][field])
@@ -1681,6 +1681,7 @@ def _new_declaration(target_id: int, key: int) -> Declaration:
 # 12) filling byte 2; byte 11 holds the Wild # cards the same way. Listing reads the cards of one
 # value as one small number instead of going through the hand card by card.
 _WILD_NUMBER_BYTE = 11
+_VALUES = tuple(range(1, 11))  # the bytes of the values 1-10
 _COUNT_BYTES = 12
 
 
