@@ -134,6 +134,9 @@ _place_of = [Place(card) for card in ALL_CARDS].__getitem__
 # card id, a turn's end by the next seat (-1: none, the round is over).
 _DRAW_ARGS = [((card,), "draw") for card in ALL_CARDS]
 _TURN_ENDED_ARGS = [*((seat,) for seat in range(MAX_PLAYERS)), (None,)]
+# A Center Row's cr_matched with nothing matched is a slice of this (a CR never holds more
+# than the deck): one list made instead of two for [None] * n.
+_UNMATCHED: list[tuple[Card, ...] | None] = [None] * DECK_SIZE
 
 
 class Phase(StrEnum):
@@ -1284,7 +1287,7 @@ class Game:
                         discarded.extend(matched)
                 self.discard_pile.extend(discarded)
                 self.center_row = kept
-                self.cr_matched = [None] * len(kept)
+                self.cr_matched = _UNMATCHED[:len(kept)]
                 event = _new_event(Event)  # deferred_event written out
                 event.kind = _DISCARDED
                 event.seat = None
