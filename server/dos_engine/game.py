@@ -126,13 +126,17 @@ MIN_PLAYERS = 2
 MAX_PLAYERS = 4
 
 _POINTS = [card.points for card in ALL_CARDS]  # by card id
-# One action object per card, by card id: listing reuses them (actions are immutable).
-_ADD = [Add(card) for card in ALL_CARDS]
-_PLACE = [Place(card) for card in ALL_CARDS]
+# One action object per card, by card id: listing reuses them (actions are immutable). Read by
+# a __getitem__ bound once: each read of the attribute makes a new bound method.
+_add_of = [Add(card) for card in ALL_CARDS].__getitem__
+_place_of = [Place(card) for card in ALL_CARDS].__getitem__
 # The args of the frequent deferred events that are the same every time, made once: a draw's by
 # card id, a turn's end by the next seat (-1: none, the round is over).
 _DRAW_ARGS = [((card,), "draw") for card in ALL_CARDS]
 _TURN_ENDED_ARGS = [*((seat,) for seat in range(MAX_PLAYERS)), (None,)]
+# A Center Row's cr_matched with nothing matched is a slice of this (a CR never holds more
+# than the deck): one list made instead of two for [None] * n.
+_UNMATCHED: list[tuple[Card, ...] | None] = [None] * DECK_SIZE
 
 
 class Phase(StrEnum):
@@ -423,7 +427,7 @@ class Game:
             if self.bonus_phase:
                 hand = self.hands[seat]
                 if self.placements_left and hand:
-                    actions = list(map(_PLACE.__getitem__, _distinct_ids(hand)))
+                    actions = list(map(_place_of, _distinct_ids(hand)))
                     if self.options.bonus_placement == "optional":
                         actions.append(END)
                 else:
@@ -436,7 +440,7 @@ class Game:
                         actions = ([] if self.drawn is None
                                    else self._list_drawn_matches(seat, self.drawn))
                         # (_distinct_ids written out: a quarter of all listings add)
-                        actions.extend(map(_ADD.__getitem__,
+                        actions.extend(map(_add_of,
                                            sorted({card.id for card in self.hands[seat]})))
                     else:
                         actions = [END]
@@ -444,7 +448,7 @@ class Game:
                     actions = self._list_matches(seat)
                     if self.matches == 0:
                         # (_distinct_ids written out: a quarter of all listings add)
-                        actions.extend(map(_ADD.__getitem__,
+                        actions.extend(map(_add_of,
                                            sorted({card.id for card in self.hands[seat]})))
                     else:
                         actions.append(END)
@@ -490,7 +494,9 @@ class Game:
         row = self.center_row
         drawn_id = drawn.id
         out: list[Action] = []
-        for index, matched in enumerate(self.cr_matched):
+        index = -1  # counted: an enumerate object costs more than a short loop's steps
+        for matched in self.cr_matched:
+            index += 1
             if matched is not None:
                 continue
             number = row[index].number
@@ -541,7 +547,9 @@ class Game:
                           or _lows_by_number(counts))
         row = self.center_row
         out: list[Action] = []
-        for index, matched in enumerate(self.cr_matched):
+        index = -1  # counted: an enumerate object costs more than a short loop's steps
+        for matched in self.cr_matched:
+            index += 1
             if matched is not None:
                 continue
             number = row[index].number
@@ -590,7 +598,7 @@ class Game:
         wilds = _IDS_IN_FIELD[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         wild_pairs = _SAME_VALUE_PAIRS[_WILD_NUMBER_BYTE][counts[_WILD_NUMBER_BYTE]]
         firsts = []  # the first card of each value held, then in id order: the values' order
-        for value in range(1, 11):
+        for value in _VALUES:  # (a range would be made on every call)
             field = counts[value]
             if field:
                 firsts.append(_FIRST_ID[value][field])
@@ -599,7 +607,9 @@ class Game:
         out: list[Action] = []
         # Each match is listed as soon as its key in _MATCHES is made (a single's second card is
         # _SINGLE), in order: a list of the keys first cost more than the lookups.
-        for index, matched in enumerate(self.cr_matched):
+        index = -1  # counted, as in _list_matches
+        for matched in self.cr_matched:
+            index += 1
             if matched is not None:
                 continue
             number = row[index].number
@@ -981,10 +991,12 @@ class Game:
             key = _SINGLE_KEY[first] if len(cards) == 1 else _BASE_KEY[first] + cards[1].id
             hand = self.hands[seat]
             for card in cards:  # as in _to_center_row
-                for index, held in enumerate(hand):
+                index = 0
+                for held in hand:
                     if held is card:
                         del hand[index]
                         break
+                    index += 1  # noqa: SIM113 (an enumerate object costs more)
                 else:
                     hand.remove(card)
             self._counts[seat] -= _KEY_UNITS[key]  # the cards' units at once
@@ -1187,10 +1199,12 @@ class Game:
         (added or placed)."""
         hand = self.hands[seat]
         # list.remove by identity first: cards are shared objects, and Card.__eq__ is Python code
-        for index, held in enumerate(hand):
+        index = 0
+        for held in hand:
             if held is card:
                 del hand[index]
                 break
+            index += 1  # noqa: SIM113 (an enumerate object costs more)
         else:
             hand.remove(card)  # an equal card made elsewhere
         self._counts[seat] -= _COUNT_UNIT[card.id]
@@ -1263,7 +1277,9 @@ class Game:
                 kept: list[Card] = []
                 discarded: list[Card] = []
                 row = self.center_row  # by index: zip's strict keyword costs a kwargs call
-                for index, matched in enumerate(self.cr_matched):
+                index = -1  # counted: an enumerate object costs more than a short loop's steps
+                for matched in self.cr_matched:
+                    index += 1
                     if matched is None:
                         kept.append(row[index])
                     else:
@@ -1271,7 +1287,7 @@ class Game:
                         discarded.extend(matched)
                 self.discard_pile.extend(discarded)
                 self.center_row = kept
-                self.cr_matched = [None] * len(kept)
+                self.cr_matched = _UNMATCHED[:len(kept)]
                 event = _new_event(Event)  # deferred_event written out
                 event.kind = _DISCARDED
                 event.seat = None
@@ -1668,6 +1684,7 @@ def _new_declaration(target_id: int, key: int) -> Declaration:
 # 12) filling byte 2; byte 11 holds the Wild # cards the same way. Listing reads the cards of one
 # value as one small number instead of going through the hand card by card.
 _WILD_NUMBER_BYTE = 11
+_VALUES = tuple(range(1, 11))  # the bytes of the values 1-10
 _COUNT_BYTES = 12
 
 
