@@ -130,8 +130,6 @@ def deferred_event(
     """An event whose (data, secret) are ``build(*args)``, worked out when first read.
 
     ``args`` must not change afterwards (cards, numbers, strings, lists nobody keeps).
-    Game writes this body out where it makes the frequent events (a call costs a third as much
-    as the event): a change here goes there too.
     """
     event: Event = _new_event(Event)
     event.kind = kind

@@ -97,7 +97,7 @@ from dos_engine.errors import (
 # InvalidStateError (now in errors.py), Bonus, Declaration and declare_match (now in matching.py)
 # lived here before; the "import X as X" lines keep them importable from here.
 from dos_engine.errors import InvalidStateError as InvalidStateError
-from dos_engine.events import Event, EventKind, _new_event, deferred_event
+from dos_engine.events import Event, EventKind, deferred_event
 from dos_engine.matching import Bonus as Bonus
 from dos_engine.matching import Declaration as Declaration
 from dos_engine.matching import _canonical, mismatch_reason
@@ -115,9 +115,6 @@ _MATCHED, _DREW, _ADDED, _PLACED = (EventKind.MATCHED, EventKind.DREW, EventKind
 _DISCARDED, _CR_FLIPPED, _TURN_ENDED = (EventKind.DISCARDED, EventKind.CR_FLIPPED,
                                         EventKind.TURN_ENDED)
 _NO_BONUS, _DOUBLE_COLOUR = Bonus.NONE, Bonus.DOUBLE_COLOUR
-# The events an action makes every time (matched, drew, added or placed, discarded, cr_flipped,
-# turn_ended) are deferred events (events.deferred_event) written out where they are made: the
-# call of deferred_event cost about a third of making one, and an action makes two on average.
 
 SCHEMA_VERSION = 1
 _SETTLE_STEPS = 24  # swaps of a draw pile's shuffle made at a time as it is drawn (6 blocks)
@@ -1010,12 +1007,8 @@ class Game:
             self.matches += 1
             if declaration.bonus is not _NO_BONUS:
                 self.bonuses += 1
-            event = _new_event(Event)  # deferred_event written out
-            event.kind = _MATCHED
-            event.seat = seat
-            event._build = _matched_data
-            event._args = (action.position, matched, cards, declaration)
-            events.append(event)
+            events.append(deferred_event(_MATCHED, seat, _matched_data,
+                                        (action.position, matched, cards, declaration)))
             if declaration.bonus is _DOUBLE_COLOUR:
                 count = len(self.players)
                 for step in range(1, count):
@@ -1048,12 +1041,7 @@ class Game:
                 self._counts[seat] += _COUNT_UNIT[drawn.id]
                 if self.options.dos_call:
                     self._hand_changed(seat)
-                event = _new_event(Event)  # deferred_event written out
-                event.kind = _DREW
-                event.seat = seat
-                event._build = _drew_data
-                event._args = _DRAW_ARGS[drawn.id]
-                events.append(event)
+                events.append(deferred_event(_DREW, seat, _drew_data, _DRAW_ARGS[drawn.id]))
             if not self.options.dos_call:
                 return events  # a draw leaves a match or an add to make
         elif isinstance(action, Add):
@@ -1212,12 +1200,7 @@ class Game:
             self._hand_changed(seat)
         self.center_row.append(card)
         self.cr_matched.append(None)
-        event = _new_event(Event)  # deferred_event written out
-        event.kind = kind
-        event.seat = seat
-        event._build = _placed_data
-        event._args = (card, len(self.center_row))
-        events.append(event)
+        events.append(deferred_event(kind, seat, _placed_data, (card, len(self.center_row))))
 
     def _draw_into(self, seat: int, count: int, reason: str, events: list[Event]) -> None:
         drawn: list[Card] = []
@@ -1288,12 +1271,7 @@ class Game:
                 self.discard_pile.extend(discarded)
                 self.center_row = kept
                 self.cr_matched = _UNMATCHED[:len(kept)]
-                event = _new_event(Event)  # deferred_event written out
-                event.kind = _DISCARDED
-                event.seat = None
-                event._build = _discarded_data
-                event._args = (discarded,)
-                events.append(event)
+                events.append(deferred_event(_DISCARDED, None, _discarded_data, (discarded,)))
             if len(self.center_row) < 2:
                 self._refill(events, "refill")
             if self.bonuses and hand:
@@ -1310,12 +1288,8 @@ class Game:
             self.dos_missed[seat] = True
             events.append(Event(EventKind.DOS_MISSED, seat))
         following = (seat + 1) % len(self.players)
-        event = _new_event(Event)  # deferred_event written out
-        event.kind = _TURN_ENDED
-        event.seat = seat
-        event._build = _turn_ended_data
-        event._args = _TURN_ENDED_ARGS[following if hand else -1]
-        events.append(event)
+        events.append(deferred_event(_TURN_ENDED, seat, _turn_ended_data,
+                                    _TURN_ENDED_ARGS[following if hand else -1]))
         if not hand:
             self._end_round(seat, events)
             return
@@ -1337,12 +1311,7 @@ class Game:
             self.cr_matched.append(None)
             flipped.append(card)
         if flipped:
-            event = _new_event(Event)  # deferred_event written out
-            event.kind = _CR_FLIPPED
-            event.seat = None
-            event._build = _flipped_data
-            event._args = (flipped, reason)
-            events.append(event)
+            events.append(deferred_event(_CR_FLIPPED, None, _flipped_data, (flipped, reason)))
 
     def _reset_turn(self) -> None:
         self.drawn = None
